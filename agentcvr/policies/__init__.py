@@ -1,0 +1,1 @@
+"""Policies: OpenAI-compatible client, embedded GGUF, Hugging Face checkpoint, scripted expert, random."""

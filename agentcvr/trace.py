@@ -1,0 +1,50 @@
+"""Traces: every step of an episode (action, observation, latency, tokens, errors) and its outcome."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+StepKind = Literal["tool", "answer", "format_error", "policy_error", "tool_error"]
+
+
+class Step(BaseModel):
+    """One thing that happened in the loop."""
+
+    turn: int
+    kind: StepKind
+    tool: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    observation: str | None = None
+    error: str | None = None
+    raw: str | None = Field(default=None, description="The policy's raw output when it could not be parsed.")
+    policy_seconds: float = 0.0
+    tool_seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class EpisodeResult(BaseModel):
+    """How an episode ended: an answer or a recorded failure, with the trace behind it."""
+
+    episode_id: str
+    task: str
+    answer: str | None = None
+    failure: str | None = None
+    turns: int = 0
+    steps: list[Step] = Field(default_factory=list)
+    forced: bool = Field(default=False, description="The answer came after the turn-limit prompt.")
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(step.kind in ("tool", "tool_error") for step in self.steps)
+
+    @property
+    def format_errors(self) -> int:
+        return sum(step.kind == "format_error" for step in self.steps)
+
+    @property
+    def valid_action_rate(self) -> float:
+        """Share of policy turns that parsed into valid actions."""
+        return 1.0 - self.format_errors / self.turns if self.turns else 0.0

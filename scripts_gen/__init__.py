@@ -1,0 +1,1 @@
+"""Semantic scripts: schema, seeded procedural generator, LLM augmentation and renderer."""
