@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from agentcvr import prompts
 from agentcvr.actions import Action, Answer, Listen, Observe, action_arguments
 from agentcvr.episode import Episode
-from agentcvr.parsing import ParseError, ParsedTurn, parse_turn
+from agentcvr.parsing import ParsedTurn, ParseError, parse_turn
 from agentcvr.protocols import Limits, Perception, Policy
 from agentcvr.tasks import get_task
 from agentcvr.trace import EpisodeResult, Step
@@ -66,7 +66,9 @@ def _policy_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     if isinstance(parsed, ParseError) or (forced and not isinstance(parsed.actions[0], Answer)):
         error = parsed if isinstance(parsed, ParseError) else None
         message = str(error) if error else "no answer at the turn limit"
-        steps.append(Step(turn=turn, kind="format_error", error=message, raw=_raw(output), policy_seconds=seconds, **tokens))
+        steps.append(
+            Step(turn=turn, kind="format_error", error=message, raw=_raw(output), policy_seconds=seconds, **tokens)
+        )
         messages.append(_assistant_message(output, None, turn))
         if forced:
             return {**update, "messages": messages, "steps": steps, "failure": "turn_limit"}
@@ -78,8 +80,16 @@ def _policy_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     messages.append(_assistant_message(output, parsed, turn))
     first = parsed.actions[0]
     if isinstance(first, Answer):
-        steps.append(Step(turn=turn, kind="answer", tool="answer", arguments=action_arguments(first),
-                          policy_seconds=seconds, **tokens))
+        steps.append(
+            Step(
+                turn=turn,
+                kind="answer",
+                tool="answer",
+                arguments=action_arguments(first),
+                policy_seconds=seconds,
+                **tokens,
+            )
+        )
         return {**update, "messages": messages, "steps": steps, "answer": first.answer}
     steps.append(Step(turn=turn, kind="tool", policy_seconds=seconds, **tokens))  # filled in by the tool node
     return {**update, "messages": messages, "steps": steps, "pending": parsed}
@@ -100,13 +110,21 @@ def _tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
             observation, kind, error = f"Error: {exc}", "tool_error", f"{type(exc).__name__}: {exc}"
         observation = observation[: ctx.limits.max_observation_chars]
         first = index == 0
-        steps.append(template.model_copy(update={
-            "kind": kind, "tool": action.tool, "arguments": action_arguments(action), "observation": observation,
-            "error": error, "tool_seconds": time.perf_counter() - started,
-            "policy_seconds": template.policy_seconds if first else 0.0,
-            "prompt_tokens": template.prompt_tokens if first else 0,
-            "completion_tokens": template.completion_tokens if first else 0,
-        }))
+        steps.append(
+            template.model_copy(
+                update={
+                    "kind": kind,
+                    "tool": action.tool,
+                    "arguments": action_arguments(action),
+                    "observation": observation,
+                    "error": error,
+                    "tool_seconds": time.perf_counter() - started,
+                    "policy_seconds": template.policy_seconds if first else 0.0,
+                    "prompt_tokens": template.prompt_tokens if first else 0,
+                    "completion_tokens": template.completion_tokens if first else 0,
+                }
+            )
+        )
         messages.append(_observation_message(parsed, action, call_id, observation, state["turns"], index))
     return {"messages": messages, "steps": steps, "pending": None}
 
@@ -170,7 +188,12 @@ class Agent:
     def run(self, episode: Episode) -> EpisodeResult:
         state: AgentState = {
             "messages": prompts.initial_messages(episode, self.policy.protocol, self.limits.max_turns),  # type: ignore[arg-type]
-            "steps": [], "turns": 0, "recoveries": 0, "pending": None, "answer": None, "failure": None,
+            "steps": [],
+            "turns": 0,
+            "recoveries": 0,
+            "pending": None,
+            "answer": None,
+            "failure": None,
             "forced": False,
         }
         context = AgentContext(episode=episode, policy=self.policy, perception=self.perception, limits=self.limits)
@@ -178,6 +201,11 @@ class Agent:
         limit = 2 * (self.limits.max_turns + self.limits.max_recoveries) + 4
         final = self.graph.invoke(state, context=context, config={"recursion_limit": limit})
         return EpisodeResult(
-            episode_id=episode.id, task=episode.task, answer=final["answer"], failure=final["failure"],
-            turns=final["turns"], steps=final["steps"], forced=final["forced"] and final["answer"] is not None,
+            episode_id=episode.id,
+            task=episode.task,
+            answer=final["answer"],
+            failure=final["failure"],
+            turns=final["turns"],
+            steps=final["steps"],
+            forced=final["forced"] and final["answer"] is not None,
         )

@@ -36,7 +36,9 @@ class Episode(BaseModel):
     videos: list[VideoRef]
     answer: Any = Field(default=None, description="Ground truth in the task's official form; hidden from the policy.")
     reference: dict[str, Any] = Field(default_factory=dict, description="Extra ground truth (e.g. scoring points).")
-    context: dict[str, Any] = Field(default_factory=dict, description="Extra facts shown to the agent (e.g. ref_segment).")
+    context: dict[str, Any] = Field(
+        default_factory=dict, description="Extra facts shown to the agent (e.g. ref_segment)."
+    )
 
     @model_validator(mode="after")
     def _indices(self) -> Episode:

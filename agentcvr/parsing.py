@@ -68,7 +68,9 @@ def parse_turn(content: Any, tool_calls: Any = None, episode: Episode | None = N
     if tool_calls:
         return _parse_tool_calls(tool_calls, episode)
     if not isinstance(content, str) or not content.strip():
-        return ParseError(code=ErrorCode.EMPTY, message="The reply was empty. Call one tool: observe, listen or answer.")
+        return ParseError(
+            code=ErrorCode.EMPTY, message="The reply was empty. Call one tool: observe, listen or answer."
+        )
     text = _THINK.sub("", content).strip()
     blocks = [m.group(1) for m in _TOOL_CALL.finditer(text)]
     if blocks:
@@ -106,7 +108,9 @@ def _parse_qwen_blocks(blocks: list[str], episode: Episode | None) -> ParsedTurn
         if isinstance(loaded, ParseError):
             return loaded
         if not isinstance(loaded, dict):
-            return ParseError(code=ErrorCode.BAD_JSON, message='A <tool_call> must hold {"name": ..., "arguments": {...}}.')
+            return ParseError(
+                code=ErrorCode.BAD_JSON, message='A <tool_call> must hold {"name": ..., "arguments": {...}}.'
+            )
         result = build_action(loaded.get("name"), loaded.get("arguments", {}), episode)
         if isinstance(result, ParseError):
             return result
@@ -119,7 +123,9 @@ def _parse_json_protocol(text: str, episode: Episode | None) -> ParsedTurn | Par
     objects = _json_objects(fenced[0] if len(fenced) == 1 else text)
     if not objects:
         if "{" in text:
-            return ParseError(code=ErrorCode.BAD_JSON, message="The JSON could not be parsed. Reply with one valid JSON object.")
+            return ParseError(
+                code=ErrorCode.BAD_JSON, message="The JSON could not be parsed. Reply with one valid JSON object."
+            )
         return ParseError(code=ErrorCode.NO_ACTION, message="No action found. Reply with one valid JSON object.")
     if len(objects) > 1:
         return ParseError(code=ErrorCode.SEVERAL_OBJECTS, message="Reply with exactly one JSON object per turn.")
@@ -161,7 +167,9 @@ def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | Par
     if name == "observe":
         targets = params.get("observation_targets")
         if not isinstance(targets, list) or not targets:
-            return ParseError(code=ErrorCode.MISSING_FIELD, message="observe needs a non-empty 'observation_targets' list.")
+            return ParseError(
+                code=ErrorCode.MISSING_FIELD, message="observe needs a non-empty 'observation_targets' list."
+            )
         focus = params.get("focus_prompt", "")
         actions: list[Action] = []
         for target in targets:
@@ -228,7 +236,8 @@ def _check_against_episode(action: Observe | Listen, episode: Episode) -> Action
     if action.start >= duration or action.end > duration + END_TOLERANCE:
         return ParseError(
             code=ErrorCode.OUTSIDE_VIDEO,
-            message=f"Interval {action.start:g}-{action.end:g} s is outside video {action.video} (0 to {duration:g} s).",
+            message=f"Interval {action.start:g}-{action.end:g} s is outside video {action.video} "
+            f"(0 to {duration:g} s).",
         )
     if action.end > duration:
         return action.model_copy(update={"end": duration})

@@ -111,8 +111,14 @@ class Script(BaseModel):
             for v in self.videos
         ]
         return Episode(
-            id=self.id, task=self.task, question=self.question, options=self.options, videos=videos,
-            answer=self.answer, reference=self.reference, context=self.context,
+            id=self.id,
+            task=self.task,
+            question=self.question,
+            options=self.options,
+            videos=videos,
+            answer=self.answer,
+            reference=self.reference,
+            context=self.context,
         )
 
     @classmethod

@@ -15,9 +15,20 @@ Line = tuple[float, float, str]
 
 # Small word swaps that keep the meaning, as a captioning model would rephrase.
 _PARAPHRASES = {
-    "person": "someone", "man": "guy", "woman": "lady", "holds": "is holding", "picks up": "grabs",
-    "puts": "places", "walks": "moves", "small": "little", "large": "big", "cuts": "slices",
-    "pours": "adds", "car": "vehicle", "shows": "displays", "near": "close to",
+    "person": "someone",
+    "man": "guy",
+    "woman": "lady",
+    "holds": "is holding",
+    "picks up": "grabs",
+    "puts": "places",
+    "walks": "moves",
+    "small": "little",
+    "large": "big",
+    "cuts": "slices",
+    "pours": "adds",
+    "car": "vehicle",
+    "shows": "displays",
+    "near": "close to",
 }
 
 

