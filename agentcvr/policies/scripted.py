@@ -15,7 +15,7 @@ class ScriptedPolicy:
         self.seen: list[list[dict]] = []  # the messages of every call, for assertions
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        self.seen.append(messages)
+        self.seen.append(list(messages))  # a snapshot: the loop appends to its list afterwards
         if not self.outputs:
             raise RuntimeError("ScriptedPolicy ran out of outputs")
         item = self.outputs.pop(0)

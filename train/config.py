@@ -1,0 +1,182 @@
+"""The `train-sim` run configuration: pydantic sections merged from a preset YAML plus `key=value` overrides.
+
+    cfg = load_config("cpu-tiny", ["grpo.max_steps=20", "data.tasks=[NC,CC]"])
+
+A preset is a file in `train/presets/` (or any YAML path); overrides use dotted keys and YAML values. Unknown keys fail
+with the valid ones, so a typo never silently trains with a default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+PRESETS = Path(__file__).parent / "presets"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataConfig(_Section):
+    """Which scripts train and which evaluate."""
+
+    tasks: list[str] = Field(default_factory=lambda: ["NC", "CC"], description="Task kinds to generate and train on.")
+    train_per_task: int = Field(default=400, description="Generated training scripts per task kind.")
+    heldout_per_task: int = Field(default=50, description="Held-out scripts per task kind (evaluation only).")
+    train_seed: int = Field(default=0, description="Generator seed of the training scripts.")
+    heldout_seed: int = Field(default=10_000, description="Generator seed of the held-out scripts (must differ).")
+
+
+class ModelConfig(_Section):
+    """The policy: a tiny Qwen2 built from a config, or a pretrained checkpoint."""
+
+    kind: Literal["tiny", "pretrained"] = "tiny"
+    name_or_path: str | None = Field(default=None, description="Checkpoint for kind=pretrained (hub id or folder).")
+    vocab_size: int = Field(default=2048, description="BPE vocabulary trained on the generated corpus (tiny only).")
+    hidden_size: int = 128
+    intermediate_size: int = 384
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    max_position_embeddings: int = Field(default=2048, description="Longest prompt + episode, in tokens.")
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    attn_implementation: str | None = Field(default=None, description="e.g. flash_attention_2 on GPUs.")
+
+
+class SimulatorConfig(_Section):
+    """What answers observe/listen during training."""
+
+    kind: Literal["rule", "llm"] = Field(default="rule", description="rule: ScriptSimulator; llm: LLM at a URL.")
+    max_events: int = Field(default=8, description="Events per observation, ranked by relevance to the focus.")
+    url: str | None = Field(default=None, description="OpenAI-compatible base URL of the LLM simulator.")
+    model: str | None = Field(default=None, description="Model name served at `url`.")
+    temperature: float = 0.1
+    jitter_seconds: float = 0.0
+    drop_probability: float = 0.0
+    paraphrase_probability: float = 0.0
+
+
+class AgentConfig(_Section):
+    """Episode limits, shared by training rollouts and held-out evaluation."""
+
+    max_turns: int = Field(default=6, description="Assistant turns per episode, the answer included.")
+    max_observation_chars: int = Field(default=600, description="Tool output is cut to this many characters.")
+
+
+class SFTConfig(_Section):
+    """Warm start: next-token loss on the assistant tokens of expert trajectories, until validation stops improving."""
+
+    enabled: bool = True
+    max_epochs: int = 30
+    batch_size: int = 16
+    learning_rate: float = 2e-3
+    weight_decay: float = 0.01
+    warmup_steps: int = 30
+    patience: int = Field(default=2, description="Epochs without validation improvement before stopping.")
+    min_delta: float = Field(default=0.002, description="Relative validation-loss gain that counts as improvement.")
+    val_fraction: float = 0.1
+    max_seconds: float | None = Field(default=None, description="Wall-clock cap; None = run to convergence.")
+    max_length: int = Field(default=2048, description="Trajectories longer than this (tokens) are dropped.")
+
+
+class GRPOSection(_Section):
+    """GRPO settings (TRL GRPOConfig fields, plus ours)."""
+
+    num_generations: int = 8
+    prompts_per_step: int = Field(default=2, description="Distinct episodes per optimizer step (x G rollouts).")
+    gradient_accumulation_steps: int = 1
+    learning_rate: float = 5e-5
+    lr_scheduler_type: str = "constant"
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    beta: float = Field(default=0.005, description="KL coefficient against the warm-start reference.")
+    epsilon: float = 0.2
+    loss_type: str = "dapo"
+    scale_rewards: str = "group"
+    num_iterations: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
+    max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
+    max_steps: int = 60
+    max_seconds: float | None = Field(default=None, description="Stop GRPO after this wall time (checked per step).")
+    save_steps: int = 10
+    save_total_limit: int = 2
+    logging_steps: int = 1
+    use_vllm: bool = False
+    vllm_mode: Literal["server", "colocate"] = "colocate"
+    vllm_server_base_url: str | None = None
+    vllm_gpu_memory_utilization: float = 0.3
+    bf16: bool = False
+    gradient_checkpointing: bool = False
+    use_cpu: bool = True
+    deepspeed: str | None = Field(default=None, description="DeepSpeed JSON config (multi-GPU presets).")
+    report_to: list[str] = Field(default_factory=lambda: ["tensorboard"])
+
+
+class RewardConfig(_Section):
+    """Correctness from the task registry plus a format bonus."""
+
+    dense: bool = Field(default=False, description="Dense correctness (IoU for FSA, position accuracy for PSS).")
+    format_bonus: float = Field(default=0.1, description="Paid when every tool call was valid and >= 1 was made.")
+
+
+class EvalConfig(_Section):
+    """Held-out simulator evaluation at the start and the end of GRPO."""
+
+    enabled: bool = True
+    temperature: float = Field(default=0.0, description="0 = greedy, as the paper's inference.")
+    max_new_tokens: int = 160
+
+
+class TrainConfig(_Section):
+    """One `train-sim` run."""
+
+    name: str = "cpu-tiny"
+    seed: int = 0
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    sft: SFTConfig = Field(default_factory=SFTConfig)
+    grpo: GRPOSection = Field(default_factory=GRPOSection)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+
+def preset_path(preset: str) -> Path:
+    """A preset name (`cpu-tiny`) or a YAML path; an unknown name fails with the available ones."""
+    path = Path(preset)
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return path
+    path = PRESETS / f"{preset}.yaml"
+    if not path.exists():
+        names = sorted(p.stem for p in PRESETS.glob("*.yaml"))
+        raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(names)} or give a YAML path")
+    return path
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Set `a.b.c=value` in a nested dict; the value is parsed as YAML (`3`, `1e-5`, `[NC,CC]`, `null`)."""
+    if "=" not in override:
+        raise ValueError(f"override {override!r} must look like key=value, e.g. grpo.max_steps=20")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ValueError(f"override {override!r}: {part!r} is not a section")
+    node[parts[-1]] = yaml.safe_load(raw)
+
+
+def load_config(preset: str = "cpu-tiny", overrides: list[str] | None = None) -> TrainConfig:
+    data = yaml.safe_load(preset_path(preset).read_text()) or {}
+    for override in overrides or []:
+        apply_override(data, override)
+    return TrainConfig.model_validate(data)

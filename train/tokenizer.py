@@ -1,0 +1,58 @@
+"""A byte-level BPE tokenizer trained on the generated corpus, with a chat template TRL can parse.
+
+The template is TRL's copy of Qwen2.5's (`trl.chat_template_utils.qwen2_5_chat_template`): tool calls are
+`<tool_call>{"name": ..., "arguments": {...}}</tool_call>` and tool results `<tool_response>...</tool_response>`, so
+`GRPOTrainer` recognises it (`add_response_schema`) and parses tool calls out of sampled text. The markers are
+special tokens, so token boundaries never straddle them and pieces tokenized apart concatenate to the whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
+
+EOS, PAD = "<|im_end|>", "<|endoftext|>"
+SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048) -> PreTrainedTokenizerFast:
+    """Train BPE on `texts` (rendered conversations) and wrap it for transformers/TRL."""
+    from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
+
+    bpe = Tokenizer(models.BPE(unk_token=None))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # every byte is encodable: no unknown tokens, ever
+        show_progress=False,
+    )
+    bpe.train_from_iterator(texts, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token=EOS,
+        pad_token=PAD,
+        bos_token=None,
+        padding_side="left",  # generation pads prompts on the left
+        additional_special_tokens=SPECIAL_TOKENS[1:2] + SPECIAL_TOKENS[3:],
+    )
+    tokenizer.chat_template = qwen2_5_chat_template
+    add_response_schema(tokenizer)  # lets TRL's parse_response find tool calls in sampled text
+    return tokenizer
+
+
+def load_tokenizer(path: str) -> PreTrainedTokenizerFast:
+    """A saved tokenizer with its response template restored (transformers does not save it for our template)."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if getattr(tokenizer, "response_template", None) is None and getattr(tokenizer, "response_schema", None) is None:
+        try:
+            add_response_schema(tokenizer)
+        except ValueError:
+            pass  # a template TRL does not know: parsing falls back to agentcvr.parsing in HFPolicy
+    return tokenizer
