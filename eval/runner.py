@@ -69,6 +69,7 @@ def run_episodes(
     todo = [e for e in episodes if e.id not in done]
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
+        _end_torn_line(out)
     columns = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -88,6 +89,17 @@ def run_episodes(
                 on_result(scored)
             progress.advance(bar)
     return [done[e.id] for e in episodes if e.id in done]
+
+
+def _end_torn_line(path: Path) -> None:
+    """After a crash mid-write the file may end without a newline; start the next record on a line of its own."""
+    if path.exists() and path.stat().st_size:
+        with path.open("rb") as handle:
+            handle.seek(-1, 2)
+            torn = handle.read(1) != b"\n"
+        if torn:
+            with path.open("a") as handle:
+                handle.write("\n")
 
 
 def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from agentcvr.tasks import get_task
 from train.environment import CVREnvironment
 
 # What TRL's tool loop writes when a call could not even reach the environment (unknown tool, bad argument names).
@@ -73,13 +74,6 @@ class FormatBonus:
 def score(env: CVREnvironment, dense: bool = False) -> float:
     if env.episode is None or env.final_answer is None:
         return 0.0
-    return env.episode and _task_reward(env, dense)
-
-
-def _task_reward(env: CVREnvironment, dense: bool) -> float:
-    from agentcvr.tasks import get_task
-
-    assert env.episode is not None and env.final_answer is not None
     return float(get_task(env.episode.task).reward(env.final_answer, env.episode, dense=dense))
 
 

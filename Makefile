@@ -1,0 +1,42 @@
+# Two commands on a fresh machine (see README):  `make demo`  and  `make test`.
+# Set-up is idempotent: apt packages if missing, a venv in .venv/, the embedded weights in ~/.cache/agentcvr.
+
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT_PACKAGES := ffmpeg espeak-ng tesseract-ocr tesseract-ocr-eng
+export OMP_NUM_THREADS ?= 1
+
+.PHONY: setup system-packages models demo test lint
+setup: $(VENV)/.installed models
+
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing apt packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# torch first and pinned: pip takes the local CPU wheel for 2.13.0 (a bare `torch` pulls GBs of CUDA packages).
+$(VENV)/.installed: pyproject.toml | system-packages
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[train,audio,video,serve,dev]"
+	touch $@
+
+models: $(VENV)/.installed
+	$(BIN)/agentcvr models
+
+# The main job on the embedded default: generate scripts, run the GGUF master in the simulator, print traces + scores.
+demo: setup
+	$(BIN)/agentcvr gen-scripts --task all -n 1 --seed 0 --out runs/demo/scripts.jsonl
+	$(BIN)/agentcvr run --policy gguf --env sim --scripts runs/demo/scripts.jsonl --out runs/demo/traces.jsonl
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: setup lint
+	$(BIN)/pytest -q
