@@ -172,6 +172,7 @@ _MODELS = [
 ]
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in _MODELS}
 DEFAULT_MASTER = "qwen2.5-coder-0.5b"
+DEFAULT_MODELS = (DEFAULT_MASTER, "whisper-tiny.en")  # what `agentcvr models` fetches by default
 
 
 def models_dir() -> Path:
@@ -339,7 +340,7 @@ def _bar(enabled: bool, spec: ModelSpec, total: int) -> Iterator[Callable[[int],
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or [DEFAULT_MASTER]
+    names = (argv if argv is not None else sys.argv[1:]) or list(DEFAULT_MODELS)
     for name in names:
         print(ensure_model(name))
     return 0

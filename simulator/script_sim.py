@@ -29,20 +29,23 @@ def words(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class _Timeline:
-    """Events of one video sorted by end time, so overlap search starts with a bisection."""
+    """Events of one video sorted by end time, so overlap search is two bisections and a short scan."""
 
     events: tuple[Event, ...]
     ends: tuple[float, ...]
     words: tuple[frozenset[str], ...]
+    longest: float  # the longest event, seconds: an event ending at or after end + longest starts after end
 
     @classmethod
     def of(cls, video: VideoScript) -> _Timeline:
         events = tuple(sorted(video.events, key=lambda e: e.end))
-        return cls(events, tuple(e.end for e in events), tuple(words(e.visual) for e in events))
+        longest = max((e.end - e.start for e in events), default=0.0)
+        return cls(events, tuple(e.end for e in events), tuple(words(e.visual) for e in events), longest)
 
     def overlapping(self, start: float, end: float) -> list[int]:
         first = bisect_left(self.ends, start + 1e-9)  # events ending at or before start do not overlap
-        return [i for i in range(first, len(self.events)) if self.events[i].start < end]
+        last = bisect_left(self.ends, end + self.longest + 1e-6, first)  # + 1e-6: float slack, filtered below
+        return [i for i in range(first, last) if self.events[i].start < end]
 
 
 class ScriptSimulator:

@@ -1,5 +1,11 @@
 """A byte-level BPE tokenizer trained on the generated corpus, with a chat template TRL can parse.
 
+Pre-tokenization keeps every digit apart (so times and durations are composed digit by digit, and copying "42.5"
+from the prompt into a tool call is the same few tokens everywhere) but does not split on spaces or punctuation, so
+BPE merges the long fixed phrases of the system prompt, the tool schemas and the JSON of tool calls into single
+tokens: a rendered episode is ~2.5x shorter than with word-level pre-tokenization, and attention cost falls with
+its square. `max_token_length` bounds the merges.
+
 The template is TRL's copy of Qwen2.5's (`trl.chat_template_utils.qwen2_5_chat_template`): tool calls are
 `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` and tool results `<tool_response>...</tool_response>`, so
 `GRPOTrainer` recognises it (`add_response_schema`) and parses tool calls out of sampled text. The markers are
@@ -17,17 +23,20 @@ EOS, PAD = "<|im_end|>", "<|endoftext|>"
 SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048) -> PreTrainedTokenizerFast:
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 4096, max_token_length: int = 32) -> PreTrainedTokenizerFast:
     """Train BPE on `texts` (rendered conversations) and wrap it for transformers/TRL."""
     from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
 
     bpe = Tokenizer(models.BPE(unk_token=None))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         special_tokens=SPECIAL_TOKENS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # every byte is encodable: no unknown tokens, ever
+        max_token_length=max_token_length,
         show_progress=False,
     )
     bpe.train_from_iterator(texts, trainer=trainer)

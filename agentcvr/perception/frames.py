@@ -89,15 +89,16 @@ class FrameSampler:
         info = probe(path)
         begin, finish = file_interval(info.duration, offset, start, end, str(path))
         key = (fingerprint(path), round(begin, 3), round(finish, 3), num_frames, long_side)
-        cached = self._get(key, path)
-        if cached is not None:
+        cached = self._get(key, path)  # cached in file time: clips of one file share entries
+        if cached is None:
+            self.misses += 1
+            width, height = target_size(info.width, info.height, long_side)
+            images, file_times = _decode(str(path), begin, finish, num_frames, width, height, self.decode_threads)
+            cached = Frames(images, tuple(round(t, 3) for t in file_times), begin, finish, str(path))
+            self._put(key, cached)
+        if not offset:
             return cached
-        self.misses += 1
-        width, height = target_size(info.width, info.height, long_side)
-        images, file_times = _decode(str(path), begin, finish, num_frames, width, height, self.decode_threads)
-        frames = Frames(images, tuple(round(t - offset, 3) for t in file_times), start, end, str(path))
-        self._put(key, frames)
-        return frames
+        return Frames(cached.images, tuple(round(t - offset, 3) for t in cached.times), start, end, str(path))
 
     def _get(self, key: tuple, path: str | os.PathLike) -> Frames | None:
         with self._lock:
@@ -159,7 +160,7 @@ def _decode(path: str, begin: float, finish: float, num_frames: int, width: int,
         reader = decord.VideoReader(path, ctx=decord.cpu(0), width=width, height=height, num_threads=threads)
         fps = float(reader.get_avg_fps())
         count = len(reader)
-        indices = [min(count - 1, max(0, int(t * fps))) for t in sample_times(begin, finish, num_frames)]
+        indices = [min(count - 1, max(0, int(t * fps + 1e-6))) for t in sample_times(begin, finish, num_frames)]
         images = reader.get_batch(indices).asnumpy()
     except decord.DECORDError as error:
         raise VideoUnreadable(f"{path}: decord could not decode frames: {str(error).splitlines()[0]}") from error

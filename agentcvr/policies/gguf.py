@@ -1,0 +1,141 @@
+"""The embedded default master: a GGUF model run in-process by llama.cpp (`xllamacpp`), on CPU, offline.
+
+It speaks the published AgentCVR JSON protocol (one object per turn, `prompts.SYSTEM_JSON`), decoded under a grammar
+built from `json_protocol.turn_schema(episode)`, so even a 0.5B model emits actions the parser accepts.
+
+Speed on a 2-core machine comes from three things:
+- the schema goes to llguidance directly with compact separators (`{"action": "observe", ...}` on one line) rather
+  than through `response_format`: fewer output tokens than pretty-printed JSON, and text that re-tokenizes to the
+  tokens that were sampled, so the server's prompt cache reuses the whole previous turn;
+- one slot with `cache_prompt`: each turn only evaluates the new observation message;
+- capped free text (`thought`, `focus_prompt`) and `max_tokens`.
+
+    policy = GGUFPolicy()                       # fetches qwen2.5-coder-0.5b on first use
+    Agent(policy, ScriptSimulator(scripts)).run(episode)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentcvr.episode import Episode
+from agentcvr.models import DEFAULT_MASTER, ensure_model
+from agentcvr.policies.json_protocol import turn_schema
+from agentcvr.protocols import PolicyOutput
+
+# llguidance options: no free whitespace, one-line separators (see the module docstring).
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+
+
+def load_llama(
+    model_path: str | Path | None = None, n_ctx: int = 4096, threads: int = 1, seed: int = 0, verbosity: int = 0
+) -> Any:
+    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file (default: the embedded master)."""
+    import xllamacpp as xlc  # imported here so that `import agentcvr` stays light
+
+    path = Path(model_path) if model_path is not None else ensure_model(DEFAULT_MASTER)
+    if not path.is_file():
+        raise FileNotFoundError(f"no GGUF file at {path}")
+    params = xlc.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = n_ctx
+    params.n_parallel = 1  # one slot: every turn of an episode lands on the same KV cache
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+    params.sampling.seed = seed
+    params.verbosity = verbosity  # 0 keeps llama.cpp's per-request logs off stderr
+    return xlc.Server(params)
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    """A compact-JSON llguidance grammar for a JSON schema."""
+    import xllamacpp as xlc
+
+    return xlc.json_schema_to_grammar({**schema, "x-guidance": COMPACT_JSON})
+
+
+def completion(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """Run one chat completion; a llama.cpp error (context overflow, bad grammar) raises with its message."""
+    response = server.handle_chat_completions(request)
+    if not isinstance(response, dict) or not response.get("choices"):
+        raise RuntimeError(f"llama.cpp returned no completion: {json.dumps(response, default=str)[:500]}")
+    return response
+
+
+class GGUFPolicy:
+    """`Policy` over a local GGUF chat model; `model_path` defaults to the embedded Qwen2.5-Coder-0.5B master."""
+
+    protocol = "json"
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        n_ctx: int = 4096,
+        threads: int = 1,
+        max_tokens: int = 256,
+        seed: int = 0,
+        temperature: float = 0.0,
+        thought_chars: int = 120,
+        focus_chars: int = 160,
+    ):
+        self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
+        self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
+        self.thought_chars, self.focus_chars = thought_chars, focus_chars
+        self._grammars: dict[str, str] = {}
+        self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
+
+    def grammar(self, episode: Episode) -> str:
+        """The grammar of one turn for this episode (built once per distinct schema)."""
+        schema = turn_schema(episode, self.thought_chars, self.focus_chars)
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = json_grammar(schema)
+        return self._grammars[key]
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        request = {
+            "messages": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "cache_prompt": True,
+            "grammar": self.grammar(episode),
+        }
+        response = completion(self.server, request)
+        usage = response.get("usage", {})
+        self.timings.append(response.get("timings", {}))
+        return PolicyOutput(
+            content=response["choices"][0]["message"].get("content") or "",
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+        )
+
+
+class GGUFChat:
+    """A chat backend (`messages -> text`) over a local GGUF model: the embedded LLM simulator or augmenter."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        n_ctx: int = 4096,
+        threads: int = 1,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ):
+        self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
+        self.name = f"gguf:{Path(model_path).name if model_path else DEFAULT_MASTER}"  # cache identity
+        self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
+
+    def __call__(self, messages: list[dict], json_schema: dict | None = None) -> str:
+        request: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "cache_prompt": True,
+        }
+        if json_schema is not None:
+            request["grammar"] = json_grammar(json_schema)
+        return completion(self.server, request)["choices"][0]["message"].get("content") or ""

@@ -1,0 +1,79 @@
+"""A Hugging Face causal-LM checkpoint as a policy: what `agentcvr train-sim` produces (`--policy hf:PATH`).
+
+The conversation is rendered with the checkpoint's own chat template and tool schemas (`tools.json` beside the
+weights, written by training, so inference sees exactly the prompt the policy was trained on; the action models'
+schemas otherwise), the model generates until `<|im_end|>`, and the raw text — `<tool_call>{...}</tool_call>`
+blocks — goes back to the loop, where `agentcvr.parsing` reads it. Greedy by default, as the paper's inference.
+transformers and torch are imported here only, so `import agentcvr` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcvr.actions import tool_schemas
+from agentcvr.episode import Episode
+from agentcvr.protocols import PolicyOutput
+
+TOOLS_FILE = "tools.json"
+
+
+class HFPolicy:
+    """`HFPolicy(path)`: a local checkpoint folder (model + tokenizer with a chat template)."""
+
+    protocol = "tools"
+
+    def __init__(
+        self,
+        path: str | Path,
+        temperature: float = 0.0,
+        max_new_tokens: int = 256,
+        device: str = "cpu",
+        model=None,
+        tokenizer=None,
+    ):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.path = Path(path)
+        self.temperature, self.max_new_tokens, self.device = temperature, max_new_tokens, device
+        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(self.path)
+        self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
+        self.model.eval()
+        tools_file = self.path / TOOLS_FILE
+        self.tools = json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
+        # Ids after which generation stops: the end of the assistant turn (and the pad/eos the config names).
+        self.stop_ids = sorted({i for i in (self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id)
+                                if isinstance(i, int)})
+
+    def prompt_ids(self, messages: list[dict]) -> list[int]:
+        """The chat-template rendering of the conversation, with the tools, ending at the assistant header."""
+        rendered = self.tokenizer.apply_chat_template(
+            messages, tools=self.tools, add_generation_prompt=True, tokenize=True, return_dict=True
+        )
+        return list(rendered["input_ids"])
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        import torch
+
+        ids = self.prompt_ids(messages)
+        input_ids = torch.tensor([ids], device=self.device)
+        sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
+        with torch.no_grad():
+            output = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                max_new_tokens=self.max_new_tokens,
+                eos_token_id=self.stop_ids,
+                pad_token_id=self.tokenizer.pad_token_id,
+                top_k=None,
+                top_p=None,
+                **sampling,
+            )
+        new = output[0, len(ids):].tolist()
+        while new and new[-1] in self.stop_ids:
+            new = new[:-1]
+        # Keep special tokens: <tool_call> markers are special tokens of our tokenizers and the parser needs them.
+        text = self.tokenizer.decode(new, skip_special_tokens=False)
+        return PolicyOutput(content=text.strip(), prompt_tokens=len(ids), completion_tokens=len(new))

@@ -1,0 +1,89 @@
+"""The JSON schema of one turn of the published AgentCVR protocol, for grammar-constrained decoding.
+
+`turn_schema(episode)` is an `anyOf` over the three object shapes of `prompts.SYSTEM_JSON` (observe, get_caption,
+answer). It constrains the *format* only, so that a small model cannot emit an action the parser would reject:
+video indices run 1..n, times lie inside that video, and the final answer has the task's answer format (one of the
+episode's option letters, a subset of them for multi-select, an ordering of the segment numbers, 'start,end'). It
+never narrows the choice among well-formed answers.
+
+    >>> schema = turn_schema(_demo())
+    >>> [branch["properties"]["action"]["const"] for branch in schema["anyOf"]]
+    ['observe', 'get_caption', 'answer']
+    >>> answer_schema(_demo())
+    {'type': 'string', 'enum': ['A', 'B', 'C']}
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from agentcvr.episode import Episode, VideoRef
+
+LETTER_TASKS = frozenset({"NC", "CC", "PEA", "PI", "MSR", "MOC"})
+MAX_TARGETS = 4  # observation targets in one observe call (side-by-side comparison)
+
+
+def turn_schema(episode: Episode, thought_chars: int = 120, focus_chars: int = 160) -> dict[str, Any]:
+    """The schema of one assistant turn for this episode; lengths cap the free-text fields (in characters)."""
+    thought = {"type": "string", "maxLength": thought_chars}
+    targets = [_target(video) for video in episode.videos]
+    observe = _object(
+        action="observe",
+        thought=thought,
+        params=_object(
+            observation_targets={
+                "type": "array",
+                "items": targets[0] if len(targets) == 1 else {"anyOf": targets},
+                "minItems": 1,
+                "maxItems": min(MAX_TARGETS, max(2, len(targets))),
+            },
+            focus_prompt={"type": "string", "maxLength": focus_chars},
+        ),
+    )
+    get_caption = _object(
+        action="get_caption",
+        thought=thought,
+        params=targets[0] if len(targets) == 1 else {"anyOf": targets},
+    )
+    answer = _object(action="answer", thought=thought, final_answer=answer_schema(episode))
+    return {"anyOf": [observe, get_caption, answer]}
+
+
+def answer_schema(episode: Episode) -> dict[str, Any]:
+    """The format of `final_answer` for the episode's task kind."""
+    letters = [chr(ord("A") + i) for i in range(len(episode.options))]
+    if episode.task in LETTER_TASKS and letters:
+        return {"type": "string", "enum": letters}
+    if episode.task == "BU" and letters:
+        subsets = ["".join(c) for k in range(1, len(letters) + 1) for c in combinations(letters, k)]
+        return {"type": "string", "enum": subsets}
+    if episode.task == "PSS":
+        n = len(episode.videos)
+        return {"type": "string", "pattern": f"^[1-{n}](->[1-{n}]){{{n - 1}}}$"} if 1 < n <= 9 else {"type": "string"}
+    if episode.task == "FSA":
+        return {"type": "string", "pattern": r"^[0-9]{1,5}(\.[0-9])?,[0-9]{1,5}(\.[0-9])?$"}
+    return {"type": "string", "minLength": 1, "maxLength": 600}
+
+
+def _target(video: VideoRef) -> dict[str, Any]:
+    seconds = {"type": "number", "minimum": 0, "maximum": round(video.duration, 1)}
+    return _object(video_index={"const": video.index}, start_time=seconds, end_time=seconds)
+
+
+def _object(action: str | None = None, **properties: Any) -> dict[str, Any]:
+    """A closed object whose properties are all required, in this order (the order the model writes them)."""
+    if action is not None:
+        properties = {"action": {"const": action}, **properties}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _demo() -> Episode:
+    return Episode(
+        id="demo", task="NC", question="?", options=["A. x", "B. y", "C. z"], videos=[VideoRef(index=1, duration=60)]
+    )

@@ -1,0 +1,101 @@
+"""The embedded GGUF master (Qwen2.5-Coder-0.5B, llama.cpp on CPU) running real episodes.
+
+Marked `gguf`: it needs the weights (`agentcvr models`, which CI runs) and takes ~10-20 s on one thread.
+"""
+
+import json
+
+import pytest
+
+from agentcvr.agent import Agent
+from agentcvr.models import DEFAULT_MASTER, get_spec, models_dir
+from agentcvr.parsing import ParsedTurn, parse_turn
+from agentcvr.protocols import Limits
+from scripts_gen.schema import Event, Evidence, Script, VideoScript
+from simulator.script_sim import ScriptSimulator
+
+pytestmark = pytest.mark.gguf
+
+WEIGHTS = get_spec(DEFAULT_MASTER).path(models_dir())
+
+
+@pytest.fixture(scope="module")
+def policy():
+    if not WEIGHTS.is_file():
+        pytest.skip(f"embedded master weights not fetched ({WEIGHTS}); run `agentcvr models`")
+    from agentcvr.policies.gguf import GGUFPolicy
+
+    return GGUFPolicy(WEIGHTS, n_ctx=2048, threads=1, seed=0)
+
+
+@pytest.fixture
+def umbrella_script() -> Script:
+    """Hand-written: the red umbrella opens in video 2 only; the answer is B."""
+    return Script(
+        id="umbrella-1",
+        task="NC",
+        question="In which video does the woman open the red umbrella?",
+        options=["A. Video 1", "B. Video 2", "C. Both videos", "D. Neither video"],
+        answer="B",
+        videos=[
+            VideoScript(
+                index=1,
+                duration=60,
+                events=[
+                    Event(start=0, end=20, visual="A man walks along a beach carrying a surfboard."),
+                    Event(start=20, end=40, visual="The man waxes the surfboard.", speech="The waves look great."),
+                    Event(start=40, end=60, visual="The man paddles out into the sea."),
+                ],
+            ),
+            VideoScript(
+                index=2,
+                duration=60,
+                events=[
+                    Event(start=0, end=25, visual="A woman waits at a bus stop as rain starts to fall."),
+                    Event(start=25, end=35, visual="The woman opens a red umbrella."),
+                    Event(
+                        start=35, end=60, visual="A bus arrives and the woman boards it.", speech="One ticket, please."
+                    ),
+                ],
+            ),
+        ],
+        evidence=[Evidence(video=2, start=25, end=35, fact="The woman opens a red umbrella.")],
+    )
+
+
+def test_one_real_episode_through_the_agent_and_the_simulator(policy, umbrella_script):
+    limits = Limits(max_turns=4)  # shrunk from 20 to keep the test near 15 s on one thread
+    result = Agent(policy, ScriptSimulator({umbrella_script.id: umbrella_script}), limits).run(
+        umbrella_script.episode()
+    )
+
+    assert 1 <= result.turns <= limits.max_turns
+    # the grammar makes every turn a valid action: no format errors, and the episode ends in a well-formed answer
+    assert result.format_errors == 0 and result.valid_action_rate == 1.0
+    assert result.failure is None and result.answer in {"A", "B", "C", "D"}
+    assert all(step.prompt_tokens > 0 and step.completion_tokens > 0 for step in result.steps if step.kind != "tool")
+    assert policy.timings[-1]["cache_n"] > 0 or result.turns == 1  # later turns reuse the KV cache of earlier ones
+
+
+def test_each_turn_is_one_compact_protocol_object(policy, umbrella_script):
+    episode = umbrella_script.episode()
+    from agentcvr.prompts import initial_messages
+
+    output = policy.act(initial_messages(episode, "json", 4), episode)
+    assert "\n" not in output.content  # compact separators: fewer tokens, exact re-tokenization
+    turn = parse_turn(output.content, None, episode)
+    assert isinstance(turn, ParsedTurn) and turn.format == "json"
+    assert json.loads(output.content)["action"] in {"observe", "get_caption", "answer"}
+
+
+def test_the_embedded_model_can_word_the_llm_simulator(umbrella_script):
+    if not WEIGHTS.is_file():
+        pytest.skip(f"embedded master weights not fetched ({WEIGHTS}); run `agentcvr models`")
+    from agentcvr.actions import Observe
+    from agentcvr.policies.gguf import GGUFChat
+    from simulator.llm_sim import LLMSimulator
+
+    chat = GGUFChat(WEIGHTS, n_ctx=1024, max_tokens=48)  # 48 tokens: two short sentences are enough here
+    simulator = LLMSimulator({umbrella_script.id: umbrella_script}, chat=chat)
+    text = simulator.observe(umbrella_script.episode(), Observe(video=2, start=20, end=40, focus="umbrella"))
+    assert text.strip() and "umbrella" in text.lower()

@@ -1,0 +1,56 @@
+"""The per-episode JSON schema of one protocol turn: format constraints only, one reason per row."""
+
+import re
+
+import pytest
+
+from agentcvr.episode import Episode, VideoRef
+from agentcvr.policies.json_protocol import answer_schema, turn_schema
+
+
+def episode(task, n_options=4, n_videos=2, duration=60.0):
+    return Episode(
+        id="e",
+        task=task,
+        question="?",
+        options=[f"{chr(65 + i)}. option" for i in range(n_options)],
+        videos=[VideoRef(index=i + 1, duration=duration) for i in range(n_videos)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "n_options", "n_videos", "valid", "invalid"),
+    [
+        ("NC", 4, 2, ["A", "D"], ["E", "AB", ""]),  # one of the episode's letters
+        ("MOC", 3, 2, ["C"], ["D"]),  # as many letters as options
+        ("BU", 3, 2, ["A", "AC", "ABC"], ["CA", "AA", "D", ""]),  # a sorted non-empty subset
+        ("PSS", 0, 3, ["3->1->2", "1->2->3"], ["1->2", "4->1->2", "1,2,3"]),  # one number per segment
+        ("FSA", 0, 2, ["12,20.5", "0.0,3"], ["12", "[12, 20]", "a,b"]),  # 'start,end'
+    ],
+)
+def test_final_answer_has_the_task_format(task, n_options, n_videos, valid, invalid):
+    schema = answer_schema(episode(task, n_options, n_videos))
+
+    def accepts(text):
+        if "enum" in schema:
+            return text in schema["enum"]
+        return re.fullmatch(schema["pattern"].strip("^$"), text) is not None
+
+    assert all(accepts(v) for v in valid)
+    assert not any(accepts(v) for v in invalid)
+
+
+def test_free_form_answers_are_bounded_text_only():
+    assert answer_schema(episode("CCQA", 0)) == {"type": "string", "minLength": 1, "maxLength": 600}
+
+
+def test_targets_name_real_videos_inside_their_durations():
+    schema = turn_schema(episode("NC", n_videos=2, duration=90.0))
+    observe, get_caption, answer = schema["anyOf"]
+    targets = observe["properties"]["params"]["properties"]["observation_targets"]
+    shapes = targets["items"]["anyOf"]
+    assert [s["properties"]["video_index"]["const"] for s in shapes] == [1, 2]
+    assert shapes[0]["properties"]["end_time"] == {"type": "number", "minimum": 0, "maximum": 90.0}
+    assert get_caption["properties"]["params"]["anyOf"] == shapes
+    assert all(branch["additionalProperties"] is False for branch in schema["anyOf"])
+    assert list(answer["properties"]) == ["action", "thought", "final_answer"]  # the order the model writes

@@ -1,0 +1,107 @@
+"""TRL GRPOTrainer set-up for the simulated environment: config mapping, rewards, environment, callbacks.
+
+`CVRGRPOTrainer` overrides one hook, `_generate_and_score_completions`, to record the simulator's share of each
+generation batch and keep the last batch (tool mask included) for inspection by tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trl import GRPOConfig, GRPOTrainer
+
+from agentcvr.episode import Episode
+from agentcvr.protocols import Limits, Perception
+from train.config import TrainConfig
+from train.environment import environment_factory
+from train.rewards import Correctness, FormatBonus
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+
+class CVRGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer that logs simulator time per generation batch and keeps the last batch."""
+
+    last_batch: dict[str, Any] | None = None
+
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)
+        if self.environments:
+            mode = "train" if self.model.training else "eval"
+            seconds = sum(env.simulator_seconds for env in self.environments)
+            self._metrics[mode]["timing/simulator_seconds"].append(seconds)
+        self.last_batch = output
+        return output
+
+
+def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path) -> GRPOConfig:
+    g = cfg.grpo
+    return GRPOConfig(
+        output_dir=str(output_dir),
+        logging_dir=str(logging_dir),
+        seed=cfg.seed,
+        use_cpu=g.use_cpu,
+        bf16=g.bf16,
+        per_device_train_batch_size=g.prompts_per_step * g.num_generations,  # rollouts per device per step
+        gradient_accumulation_steps=g.gradient_accumulation_steps,
+        num_generations=g.num_generations,
+        learning_rate=g.learning_rate,
+        lr_scheduler_type=g.lr_scheduler_type,
+        warmup_steps=g.warmup_steps,
+        max_grad_norm=g.max_grad_norm,
+        beta=g.beta,
+        epsilon=g.epsilon,
+        loss_type=g.loss_type,
+        scale_rewards=g.scale_rewards,
+        num_iterations=g.num_iterations,
+        temperature=g.temperature,
+        top_p=g.top_p,
+        top_k=g.top_k,
+        max_completion_length=g.max_completion_length,
+        max_tool_calling_iterations=cfg.agent.max_turns - 1,  # the first turn plus max_turns - 1 after tool results
+        max_steps=g.max_steps,
+        save_strategy="steps",
+        save_steps=g.save_steps,
+        save_total_limit=g.save_total_limit,
+        logging_steps=g.logging_steps,
+        report_to=g.report_to,
+        disable_tqdm=True,  # our rich bar instead
+        use_vllm=g.use_vllm,
+        vllm_mode=g.vllm_mode,
+        vllm_server_base_url=g.vllm_server_base_url,
+        vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
+        gradient_checkpointing=g.gradient_checkpointing,
+        deepspeed=g.deepspeed,
+        reward_weights=[1.0, 1.0],  # correctness, format (the bonus size lives in FormatBonus)
+        log_completions=False,
+        shuffle_dataset=True,
+        dataloader_num_workers=0,
+    )
+
+
+def build_trainer(
+    cfg: TrainConfig,
+    model: str | Any,
+    tokenizer,
+    dataset: Dataset,
+    episodes: Mapping[str, Episode],
+    perception: Perception,
+    output_dir: Path,
+    logging_dir: Path,
+    callbacks: Sequence = (),
+) -> CVRGRPOTrainer:
+    """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
+    loaded from it when beta > 0) or a model object."""
+    limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
+    return CVRGRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=[Correctness(dense=cfg.reward.dense), FormatBonus(cfg.reward.format_bonus)],
+        args=grpo_args(cfg, output_dir, logging_dir),
+        train_dataset=dataset,
+        environment_factory=environment_factory(episodes, perception, limits),
+        callbacks=list(callbacks),
+    )

@@ -1,0 +1,218 @@
+"""Warm start: supervised fine-tuning on expert trajectories, trained until held-out loss stops improving.
+
+Each conversation is rendered once with the chat template and the tools, then cut at the assistant turns. Pieces are
+tokenized separately and concatenated, exactly as TRL assembles a rollout (prompt ids + sampled ids + tool-suffix
+ids), so the warm start learns the token sequences GRPO will sample. Only assistant tokens (the tool calls, their
+`<|im_end|>`) carry loss. Early stopping on a validation split (patience) decides convergence; the loss curve is
+plotted beside the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from train.config import SFTConfig
+
+ASSISTANT_OPEN = "<|im_start|>assistant\n"
+TURN_END = "<|im_end|>"
+
+
+def split_assistant_spans(text: str) -> list[tuple[str, bool]]:
+    """Rendered conversation -> [(piece, is_assistant)]; assistant pieces run from the header to `<|im_end|>`.
+
+    >>> split_assistant_spans("<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\nyo<|im_end|>\\n")
+    [('<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n', False), ('yo<|im_end|>', True), ('\\n', False)]
+    """
+    pieces, position = [], 0
+    while (start := text.find(ASSISTANT_OPEN, position)) != -1:
+        start += len(ASSISTANT_OPEN)
+        end = text.index(TURN_END, start) + len(TURN_END)
+        pieces.append((text[position:start], False))
+        pieces.append((text[start:end], True))
+        position = end
+    if position < len(text):
+        pieces.append((text[position:], False))
+    return [(piece, flag) for piece, flag in pieces if piece]
+
+
+def encode(tokenizer: PreTrainedTokenizerBase, text: str) -> tuple[list[int], list[int]]:
+    """Token ids and loss mask (1 on assistant tokens) of one rendered conversation."""
+    ids, mask = [], []
+    for piece, is_assistant in split_assistant_spans(text):
+        piece_ids = tokenizer.encode(piece, add_special_tokens=False)
+        ids += piece_ids
+        mask += [int(is_assistant)] * len(piece_ids)
+    return ids, mask
+
+
+def render(tokenizer: PreTrainedTokenizerBase, conversations: list[list[dict]], tools: list[dict]) -> list[str]:
+    return [tokenizer.apply_chat_template(c, tools=tools, tokenize=False) for c in conversations]
+
+
+@dataclass
+class SFTResult:
+    train_loss: list[tuple[int, float]] = field(default_factory=list)  # (step, loss) of each logged batch window
+    val_loss: list[tuple[int, float]] = field(default_factory=list)  # (step, loss) after each epoch
+    epochs: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    best_val: float = math.inf
+    stopped: str = ""
+    examples: int = 0
+    tokens: int = 0
+
+    def to_json(self) -> dict:
+        return self.__dict__
+
+
+def _batches(items: list, batch_size: int, rng: random.Random) -> list[list]:
+    # Bucket by length (sort within shuffled chunks) so padding stays small, then shuffle the batches.
+    order = items[:]
+    rng.shuffle(order)
+    chunk = batch_size * 16
+    batches = []
+    for i in range(0, len(order), chunk):
+        block = sorted(order[i : i + chunk], key=lambda x: len(x[0]))
+        batches += [block[j : j + batch_size] for j in range(0, len(block), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def _collate(batch: list[tuple[list[int], list[int]]], pad_id: int):
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, (ids, mask) in enumerate(batch):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        attention[row, : len(ids)] = 1
+        labels[row, : len(ids)] = torch.tensor([t if m else -100 for t, m in zip(ids, mask, strict=True)])
+    return input_ids, attention, labels
+
+
+def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
+    import torch
+
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(data), batch_size):
+            input_ids, attention, labels = _collate(data[i : i + batch_size], pad_id)
+            out = model(input_ids=input_ids, attention_mask=attention, labels=labels)
+            n = int((labels[:, 1:] != -100).sum())
+            total, count = total + float(out.loss) * n, count + n
+    model.train()
+    return total / max(count, 1)
+
+
+def train_sft(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    texts: list[str],
+    cfg: SFTConfig,
+    seed: int = 0,
+    log=print,
+) -> SFTResult:
+    """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best weights."""
+    import copy
+
+    import torch
+
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    encoded = [encode(tokenizer, text) for text in texts]
+    encoded = [item for item in encoded if len(item[0]) <= cfg.max_length]
+    rng.shuffle(encoded)
+    n_val = max(1, int(len(encoded) * cfg.val_fraction))
+    val, train = encoded[:n_val], encoded[n_val:]
+    result = SFTResult(examples=len(train), tokens=sum(len(ids) for ids, _ in train))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
+    total_steps = steps_per_epoch * cfg.max_epochs
+
+    def lr_at(step: int) -> float:  # linear warmup, cosine decay over the epoch budget
+        if step < cfg.warmup_steps:
+            return (step + 1) / cfg.warmup_steps
+        progress = (step - cfg.warmup_steps) / max(1, total_steps - cfg.warmup_steps)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_at)
+    started = time.perf_counter()
+    best_state, bad_epochs, step = None, 0, 0
+    result.val_loss.append((0, _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)))
+    model.train()
+    for epoch in range(1, cfg.max_epochs + 1):
+        window = []
+        for batch in _batches(train, cfg.batch_size, rng):
+            input_ids, attention, labels = _collate(batch, tokenizer.pad_token_id)
+            loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            window.append(float(loss))
+            if len(window) == 10:
+                result.train_loss.append((step, sum(window) / len(window)))
+                window = []
+        val_loss = _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)
+        result.val_loss.append((step, val_loss))
+        result.epochs, result.steps = epoch, step
+        elapsed = time.perf_counter() - started
+        log(f"sft epoch {epoch}: val loss {val_loss:.4f} (best {result.best_val:.4f}), {step} steps, {elapsed:.0f} s")
+        if val_loss < result.best_val * (1 - cfg.min_delta):
+            result.best_val, bad_epochs = val_loss, 0
+            best_state = copy.deepcopy(model.state_dict())
+        else:
+            bad_epochs += 1
+            if val_loss < result.best_val:
+                result.best_val, best_state = val_loss, copy.deepcopy(model.state_dict())
+        if bad_epochs >= cfg.patience:
+            result.stopped = f"converged: no {cfg.min_delta:.1%} validation gain for {cfg.patience} epochs"
+            break
+        if cfg.max_seconds is not None and elapsed > cfg.max_seconds:
+            result.stopped = f"time cap {cfg.max_seconds:.0f} s"
+            break
+    else:
+        result.stopped = f"max_epochs {cfg.max_epochs}"
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    result.seconds = time.perf_counter() - started
+    model.eval()
+    return result
+
+
+def plot_sft(result: SFTResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if result.train_loss:
+        ax.plot(*zip(*result.train_loss, strict=True), label="train (10-batch mean)", alpha=0.7)
+    ax.plot(*zip(*result.val_loss, strict=True), "o-", label="validation (per epoch)")
+    ax.set_yscale("log")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("loss on assistant tokens")
+    ax.set_title(f"warm-start SFT: {result.stopped}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def save_result(result: SFTResult, path: Path) -> None:
+    path.write_text(json.dumps(result.to_json(), indent=1))
