@@ -54,5 +54,5 @@ class Episode(BaseModel):
         return self.videos[index - 1]
 
     def public(self) -> dict[str, Any]:
-        """What the policy may see: no answer, no reference."""
-        return self.model_dump(exclude={"answer", "reference"})
+        """What the policy may see: no answer, no reference, no clip offsets (PSS order is the offsets' order)."""
+        return self.model_dump(exclude={"answer": True, "reference": True, "videos": {"__all__": {"offset", "path"}}})

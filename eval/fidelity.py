@@ -89,24 +89,50 @@ class FidelityReport:
         return [_row(k, [p for p in self.pairs if p.task == k]) for k in kinds] + [_row("all", self.pairs)]
 
     def table(self) -> Table:
-        table = Table(title=f"Sim-to-real fidelity: policy {self.policy}, {self.sim} vs real, "
-                            f"{len(self.pairs)} episodes ({self.seconds:.0f} s)")
-        columns = ["task", "n", "decision overlap", "FSA IoU", "acc sim", "acc real", "ms/call sim", "ms/call real",
-                   "real/sim", "calls", "real errors"]
+        table = Table(
+            title=f"Sim-to-real fidelity: policy {self.policy}, {self.sim} vs real, "
+            f"{len(self.pairs)} episodes ({self.seconds:.0f} s)"
+        )
+        columns = [
+            "task",
+            "n",
+            "decision overlap",
+            "FSA IoU",
+            "acc sim",
+            "acc real",
+            "ms/call sim",
+            "ms/call real",
+            "real/sim",
+            "calls",
+            "real errors",
+        ]
         for column in columns:
             table.add_column(column, justify="left" if column == "task" else "right")
         for row in self.rows():
             ratio = row.latency_ratio
             table.add_row(
-                row.task, str(row.episodes), _pct(row.overlap), _pct(row.iou), _pct(row.sim_accuracy),
-                _pct(row.real_accuracy), f"{row.sim_call_ms:.3f}", f"{row.real_call_ms:.0f}",
-                f"{ratio:,.0f}x" if ratio is not None else "-", str(row.calls), str(row.real_errors),
+                row.task,
+                str(row.episodes),
+                _pct(row.overlap),
+                _pct(row.iou),
+                _pct(row.sim_accuracy),
+                _pct(row.real_accuracy),
+                f"{row.sim_call_ms:.3f}",
+                f"{row.real_call_ms:.0f}",
+                f"{ratio:,.0f}x" if ratio is not None else "-",
+                str(row.calls),
+                str(row.real_errors),
             )
         return table
 
     def summary(self) -> dict[str, Any]:
-        return {"policy": self.policy, "sim": self.sim, "episodes": len(self.pairs), "seconds": self.seconds,
-                "rows": [{**asdict(row), "latency_ratio": row.latency_ratio} for row in self.rows()]}
+        return {
+            "policy": self.policy,
+            "sim": self.sim,
+            "episodes": len(self.pairs),
+            "seconds": self.seconds,
+            "rows": [{**asdict(row), "latency_ratio": row.latency_ratio} for row in self.rows()],
+        }
 
 
 def compare(episode: Episode, sim: EpisodeResult, real: EpisodeResult) -> Pair:
@@ -120,11 +146,19 @@ def compare(episode: Episode, sim: EpisodeResult, real: EpisodeResult) -> Pair:
     else:
         agree = sim.answer is not None and _normal(task, sim.answer) == _normal(task, real.answer)
     return Pair(
-        episode_id=episode.id, task=episode.task, sim_answer=sim.answer, real_answer=real.answer, agree=agree,
-        iou=iou, sim_score=task.strict(sim.answer or "", episode), real_score=task.strict(real.answer or "", episode),
-        sim_call_seconds=_call_seconds(sim), real_call_seconds=_call_seconds(real),
+        episode_id=episode.id,
+        task=episode.task,
+        sim_answer=sim.answer,
+        real_answer=real.answer,
+        agree=agree,
+        iou=iou,
+        sim_score=task.strict(sim.answer or "", episode),
+        real_score=task.strict(real.answer or "", episode),
+        sim_call_seconds=_call_seconds(sim),
+        real_call_seconds=_call_seconds(real),
         real_errors=[s.error or "" for s in real.steps if s.kind == "tool_error"],
-        sim_failure=sim.failure, real_failure=real.failure,
+        sim_failure=sim.failure,
+        real_failure=real.failure,
     )
 
 
@@ -154,7 +188,8 @@ def run_fidelity(
             chosen.append((script, episode))
             per_task[script.task] = per_task.get(script.task, 0) + 1
     scripts = {script.id: script for script, _ in chosen}
-    make = policy if callable(policy) else (lambda s: make_policy(policy, s))  # type: ignore[arg-type]
+    # One policy object for both runs of every episode (policies keep no state between episodes).
+    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts)
     simulated: Perception = make_perception(sim, scripts)
     real = make_perception("real", scripts, **(real_options or {}))
     out = Path(out_dir) if out_dir else None
@@ -163,13 +198,16 @@ def run_fidelity(
         (out / "pairs.jsonl").write_text("")
     pairs, started = [], time.perf_counter()
     try:
-        for number, (script, episode) in enumerate(chosen, start=1):
-            sim_result = Agent(make(scripts), simulated, limits).run(episode)
-            real_result = Agent(make(scripts), real, limits).run(episode)
+        for number, (_, episode) in enumerate(chosen, start=1):
+            sim_result = Agent(agent_policy, simulated, limits).run(episode)
+            real_result = Agent(agent_policy, real, limits).run(episode)
             pair = compare(episode, sim_result, real_result)
             pairs.append(pair)
-            console.print(f"[{number}/{len(chosen)}] {episode.id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
-                          f" ({sum(pair.real_call_seconds):.1f} s real perception)", highlight=False)
+            console.print(
+                f"[{number}/{len(chosen)}] {episode.id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
+                f" ({sum(pair.real_call_seconds):.1f} s real perception)",
+                highlight=False,
+            )
             if out:
                 with (out / "pairs.jsonl").open("a") as handle:
                     record = {"pair": asdict(pair), "sim": sim_result.model_dump(), "real": real_result.model_dump()}
@@ -192,14 +230,16 @@ def _row(task: str, pairs: list[Pair]) -> TaskRow:
     sim_calls = [s for p in pairs for s in p.sim_call_seconds]
     real_calls = [s for p in pairs for s in p.real_call_seconds]
     return TaskRow(
-        task=task, episodes=len(pairs),
+        task=task,
+        episodes=len(pairs),
         overlap=sum(agreements) / len(agreements) if agreements else None,
         iou=statistics.fmean(ious) if ious else None,
         sim_accuracy=statistics.fmean(p.sim_score for p in pairs) if pairs else 0.0,
         real_accuracy=statistics.fmean(p.real_score for p in pairs) if pairs else 0.0,
         sim_call_ms=1000 * statistics.fmean(sim_calls) if sim_calls else 0.0,
         real_call_ms=1000 * statistics.fmean(real_calls) if real_calls else 0.0,
-        calls=len(real_calls), real_errors=sum(len(p.real_errors) for p in pairs),
+        calls=len(real_calls),
+        real_errors=sum(len(p.real_errors) for p in pairs),
     )
 
 

@@ -1,9 +1,9 @@
 """Word error rate with a small English normalizer (case, punctuation, simple number words).
 
-    >>> word_error_rate(["It was seven thirty."], ["it was 7.30"])
-    0.0
-    >>> word_error_rate(["the cat sat"], ["the bat sat down"])
-    0.6666666666666666
+>>> word_error_rate(["It was seven thirty."], ["it was 7.30"])
+0.0
+>>> word_error_rate(["the cat sat"], ["the bat sat down"])
+0.6666666666666666
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ _NUMBERS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
         "seventeen eighteen nineteen twenty".split()
     )
-} | {word: str(10 * tens) for tens, word in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split())
-     if word != "_"}
+} | {
+    word: str(10 * tens)
+    for tens, word in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split())
+    if word != "_"
+}
 
 
 def normalize(text: str) -> list[str]:

@@ -24,6 +24,7 @@ from statistics import mean, median
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
+from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits, Policy
 from agentcvr.tasks import TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
@@ -31,8 +32,9 @@ from scripts_gen.schema import Script
 from simulator.script_sim import ScriptSimulator
 
 _WORD = re.compile(r"[a-z0-9']+")
-_STOP = frozenset("a an the of in on at to and or is are was were what which who how does do with for from by video "
-                  "videos".split())
+_STOP = frozenset(
+    "a an the of in on at to and or is are was were what which who how does do with for from by video videos".split()
+)
 
 
 def score(script: Script, output: str | None) -> float:
@@ -198,12 +200,12 @@ class Answerability:
 
 
 def answerable(
-    scripts: Sequence[Script], policy: Policy | None = None, limits: Limits | None = None,
+    scripts: Sequence[Script],
+    policy: Policy | None = None,
+    limits: Limits | None = None,
     simulator: ScriptSimulator | None = None,
 ) -> Answerability:
     """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it."""
-    from agentcvr.policies.expert import ExpertPolicy
-
     by_id = {s.id: s for s in scripts}
     agent = Agent(policy or ExpertPolicy(by_id), simulator or ScriptSimulator(by_id), limits)
     results = {s.id: agent.run(s.episode()) for s in scripts}
@@ -217,7 +219,9 @@ def missing_evidence(script: Script, simulator: ScriptSimulator | None = None) -
     missing = []
     for item in script.evidence:
         if item.tool == "observe":
-            text = simulator.observe(episode, Observe(video=item.video, start=item.start, end=item.end, focus=item.focus))
+            text = simulator.observe(
+                episode, Observe(video=item.video, start=item.start, end=item.end, focus=item.focus)
+            )
         else:
             text = simulator.listen(episode, Listen(video=item.video, start=item.start, end=item.end))
         if item.fact not in text:
@@ -238,8 +242,10 @@ def main(argv: list[str] | None = None) -> None:
         best = max((v, k) for k, v in baselines.items() if v is not None)
         chance = mean(uniform_chance(s) for s in test)
         expert = answerable(test)
-        print(f"{task:5} expert {expert.mean:.3f}  uniform chance {chance:.3f}  "
-              f"best question-only: {best[1]} {best[0]:.3f}")
+        print(
+            f"{task:5} expert {expert.mean:.3f}  uniform chance {chance:.3f}  "
+            f"best question-only: {best[1]} {best[0]:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentcvr.tasks import TASK_ORDER
 from scripts_gen.schema import Script, write_jsonl
-from scripts_gen.templates import assembly, behavior, cooking, movie, steps, uav
+from scripts_gen.templates import assembly, behavior, cooking, movie, plot, steps, uav
 
 Generator = Callable[[random.Random, str], Script]
 
@@ -25,7 +25,7 @@ GENERATORS: dict[str, Generator] = {
     "NC": movie.narrative_comprehension,
     "CC": cooking.culinary_comparison,
     "PEA": assembly.procedural_error_analysis,
-    "PI": movie.plot_inference,
+    "PI": plot.plot_inference,
     "FSA": steps.functional_step_alignment,
     "PSS": steps.procedural_step_sequencing,
     "MSR": uav.spatial_reasoning,

@@ -39,13 +39,30 @@ from scripts_gen.schema import Event, Script, VideoScript, read_jsonl, write_jso
 
 # Named colours a description may mention -> RGB of the shape drawn for it.
 COLOURS = {
-    "red": (210, 40, 40), "green": (40, 170, 60), "blue": (40, 90, 220), "yellow": (235, 210, 40),
-    "orange": (240, 140, 30), "purple": (140, 60, 180), "pink": (240, 130, 180), "brown": (130, 80, 40),
-    "black": (15, 15, 15), "white": (250, 250, 250), "grey": (128, 128, 128), "gray": (128, 128, 128),
+    "red": (210, 40, 40),
+    "green": (40, 170, 60),
+    "blue": (40, 90, 220),
+    "yellow": (235, 210, 40),
+    "orange": (240, 140, 30),
+    "purple": (140, 60, 180),
+    "pink": (240, 130, 180),
+    "brown": (130, 80, 40),
+    "black": (15, 15, 15),
+    "white": (250, 250, 250),
+    "grey": (128, 128, 128),
+    "gray": (128, 128, 128),
 }
 # Muted scene backgrounds, picked per event from a hash of its text (neighbours always differ).
-BACKGROUNDS = [(46, 74, 112), (60, 110, 80), (110, 70, 60), (90, 70, 120), (50, 100, 110), (120, 100, 50),
-               (80, 80, 100), (100, 60, 90)]
+BACKGROUNDS = [
+    (46, 74, 112),
+    (60, 110, 80),
+    (110, 70, 60),
+    (90, 70, 120),
+    (50, 100, 110),
+    (120, 100, 50),
+    (80, 80, 100),
+    (100, 60, 90),
+]
 GAP = (40, 40, 40)
 SHAPES = ("circle", "square", "triangle")
 
@@ -60,7 +77,9 @@ class RenderConfig(BaseModel):
     preset: str = Field(default="veryfast", description="x264 preset.")
     keyframe_seconds: float = Field(default=2.0, gt=0, description="Keyframe interval: bounds the cost of a seek.")
     voice: str = Field(default="en-us", description="espeak-ng voice.")
-    words_per_minute: int = Field(default=145, ge=80, le=450, description="Speaking rate before fitting (145: lowest WER of 140-160 with tiny.en).")
+    words_per_minute: int = Field(
+        default=145, ge=80, le=450, description="Speaking rate before fitting (145: best tiny.en WER)."
+    )
     max_words_per_minute: int = Field(default=260, ge=80, le=450, description="Fastest rate used to fit an event.")
     sample_rate: int = Field(default=22050, description="Audio track rate (espeak-ng's native rate).")
     audio: bool = Field(default=True, description="Write an audio track (silent where nothing is said).")
@@ -104,9 +123,15 @@ def require_tools(*names: str) -> None:
         raise RenderError(f"missing programs: {', '.join(missing)} (apt-get install ffmpeg espeak-ng)")
 
 
-def render_scripts(scripts_path: str | Path, out_dir: str | Path, config: RenderConfig | None = None,
-                   limit: int | None = None, tasks: Iterable[str] | None = None, overwrite: bool = False,
-                   progress: bool = True) -> RenderReport:
+def render_scripts(
+    scripts_path: str | Path,
+    out_dir: str | Path,
+    config: RenderConfig | None = None,
+    limit: int | None = None,
+    tasks: Iterable[str] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> RenderReport:
     """Render every script of a JSONL file (optionally only some task kinds, at most `limit`) into `out_dir`.
 
     Scripts already in `out_dir/manifest.jsonl` whose files exist are skipped unless `overwrite`."""
@@ -161,8 +186,15 @@ def render_script(script: Script, out_dir: str | Path, config: RenderConfig | No
     return files
 
 
-def render_timeline(events: list[Event], duration: float, path: Path, config: RenderConfig, seed: str = "",
-                    indices: list[int] | None = None, offsets: list[float] | None = None) -> RenderedVideo:
+def render_timeline(
+    events: list[Event],
+    duration: float,
+    path: Path,
+    config: RenderConfig,
+    seed: str = "",
+    indices: list[int] | None = None,
+    offsets: list[float] | None = None,
+) -> RenderedVideo:
     """One MP4 of exactly `duration` seconds showing `events` (seconds in this file)."""
     started = time.perf_counter()
     rendered = RenderedVideo(path, duration, indices or [1], offsets or [0.0])
@@ -174,16 +206,43 @@ def render_timeline(events: list[Event], duration: float, path: Path, config: Re
             audio_path = Path(tmp) / "audio.wav"
             _write_wav(audio_path, track, config.sample_rate)
         command = [
-            "ffmpeg", "-y", "-loglevel", "error", "-threads", str(config.threads),
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{config.width}x{config.height}", "-r", str(config.fps),
-            "-i", "-",
+            "ffmpeg",
+            "-y",
+            "-loglevel",
+            "error",
+            "-threads",
+            str(config.threads),
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-s",
+            f"{config.width}x{config.height}",
+            "-r",
+            str(config.fps),
+            "-i",
+            "-",
         ]
         if audio_path:
             command += ["-i", str(audio_path), "-c:a", "aac", "-b:a", "64k"]
         command += [
-            "-c:v", "libx264", "-preset", config.preset, "-crf", str(config.crf), "-pix_fmt", "yuv420p",
-            "-g", str(max(1, int(config.keyframe_seconds * config.fps))), "-threads", str(config.threads),
-            "-t", f"{frames / config.fps:.6f}", "-movflags", "+faststart", str(path),
+            "-c:v",
+            "libx264",
+            "-preset",
+            config.preset,
+            "-crf",
+            str(config.crf),
+            "-pix_fmt",
+            "yuv420p",
+            "-g",
+            str(max(1, int(config.keyframe_seconds * config.fps))),
+            "-threads",
+            str(config.threads),
+            "-t",
+            f"{frames / config.fps:.6f}",
+            "-movflags",
+            "+faststart",
+            str(path),
         ]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdin is not None
@@ -233,7 +292,8 @@ class _Painter:
             event = self.events[i]
             progress = (t - event.start) / max(event.end - event.start, 1e-6)
             x = int(progress * (width - size))
-            y = lane_top + (lane * lane_height) // max(1, len(active)) + (lane_height // max(1, len(active)) - size) // 2
+            lane_size = lane_height // max(1, len(active))
+            y = lane_top + lane * lane_size + (lane_size - size) // 2
             y = min(max(0, y), height - size)
             region = image[y : y + size, x : x + size]
             region[mask] = sprite[mask]
@@ -252,10 +312,16 @@ class _Painter:
             panel = (margin, margin, config.width - margin, int(config.height * 0.58))
             draw.rounded_rectangle(panel, radius=8, fill=(245, 245, 245))
             texts = [self.events[i].visual for i in active]
-            font, lines = _fit_text(texts, panel[2] - panel[0] - 2 * margin, panel[3] - panel[1] - margin,
-                                    config.font_size)
-            draw.multiline_text((panel[0] + margin, panel[1] + margin // 2), "\n".join(lines), font=font,
-                                fill=(10, 10, 10), spacing=max(2, font.size // 3))
+            font, lines = _fit_text(
+                texts, panel[2] - panel[0] - 2 * margin, panel[3] - panel[1] - margin, config.font_size
+            )
+            draw.multiline_text(
+                (panel[0] + margin, panel[1] + margin // 2),
+                "\n".join(lines),
+                font=font,
+                fill=(10, 10, 10),
+                spacing=max(2, font.size // 3),
+            )
         return np.asarray(image, dtype=np.uint8)
 
     def _sprite(self, i: int):
@@ -331,8 +397,9 @@ def _speech_track(events: list[Event], duration: float, config: RenderConfig):
         if len(samples) / 22050 > room:
             overflows += 1
         if rate != 22050:
-            samples = np.interp(np.arange(0, len(samples) * rate / 22050) * 22050 / rate, np.arange(len(samples)),
-                                samples).astype(np.float32)
+            samples = np.interp(
+                np.arange(0, len(samples) * rate / 22050) * 22050 / rate, np.arange(len(samples)), samples
+            ).astype(np.float32)
         begin = int(round((event.start + 0.05) * rate))
         piece = samples[: max(0, len(track) - begin)]
         track[begin : begin + len(piece)] += piece
@@ -344,8 +411,9 @@ def _espeak(text: str, words_per_minute: int, voice: str):
     """espeak-ng speech as float32 samples at 22050 Hz."""
     import numpy as np
 
-    result = subprocess.run(["espeak-ng", "-v", voice, "-s", str(words_per_minute), "--stdout", text],
-                            capture_output=True, check=False)
+    result = subprocess.run(
+        ["espeak-ng", "-v", voice, "-s", str(words_per_minute), "--stdout", text], capture_output=True, check=False
+    )
     if result.returncode != 0:
         raise RenderError(f"espeak-ng failed on {text[:40]!r}: {result.stderr.decode().strip()}")
     data = result.stdout
@@ -391,8 +459,9 @@ def _manifest_entry(script: Script, files: list[RenderedVideo], out: Path) -> di
     for rendered in files:
         for index, offset in zip(rendered.indices, rendered.offsets, strict=True):
             duration = script.videos[index - 1].duration
-            videos.append({"index": index, "path": str(rendered.path.relative_to(out)), "offset": offset,
-                           "duration": duration})
+            videos.append(
+                {"index": index, "path": str(rendered.path.relative_to(out)), "offset": offset, "duration": duration}
+            )
     return {"id": script.id, "task": script.task, "videos": sorted(videos, key=lambda v: v["index"])}
 
 
@@ -445,8 +514,10 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m scripts_gen.render SCRIPTS.jsonl OUT_DIR", file=sys.stderr)
         return 2
     report = render_scripts(args[0], args[1])
-    print(f"rendered {report.scripts} script(s) ({report.skipped} skipped), {len(report.files)} files, "
-          f"{report.video_seconds:.0f} s of video in {report.seconds:.1f} s -> {report.out_dir}")
+    print(
+        f"rendered {report.scripts} script(s) ({report.skipped} skipped), {len(report.files)} files, "
+        f"{report.video_seconds:.0f} s of video in {report.seconds:.1f} s -> {report.out_dir}"
+    )
     return 0
 
 

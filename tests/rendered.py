@@ -37,17 +37,35 @@ def facts_script() -> Script:
         options=["A. Video 1", "B. Video 2", "C. Video 3", "D. Video 4"],
         answer="B",
         videos=[
-            VideoScript(index=1, duration=30, events=[
-                Event(start=0, end=10, visual=FACTS["cat"], speech=SPEECH["morning"]),
-                Event(start=20, end=25, visual=FACTS["milk"]),
-            ]),
-            VideoScript(index=2, duration=40, events=[Event(start=5, end=12, visual=FACTS["dog"], speech=SPEECH["dog"])]),
-            VideoScript(index=3, duration=20, source="film", offset=0, events=[
-                Event(start=2, end=9, visual=FACTS["car"]),
-            ]),
-            VideoScript(index=4, duration=15, source="film", offset=25, events=[
-                Event(start=3, end=10, visual=FACTS["kite"], speech=SPEECH["kite"]),
-            ]),
+            VideoScript(
+                index=1,
+                duration=30,
+                events=[
+                    Event(start=0, end=10, visual=FACTS["cat"], speech=SPEECH["morning"]),
+                    Event(start=20, end=25, visual=FACTS["milk"]),
+                ],
+            ),
+            VideoScript(
+                index=2, duration=40, events=[Event(start=5, end=12, visual=FACTS["dog"], speech=SPEECH["dog"])]
+            ),
+            VideoScript(
+                index=3,
+                duration=20,
+                source="film",
+                offset=0,
+                events=[
+                    Event(start=2, end=9, visual=FACTS["car"]),
+                ],
+            ),
+            VideoScript(
+                index=4,
+                duration=15,
+                source="film",
+                offset=25,
+                events=[
+                    Event(start=3, end=10, visual=FACTS["kite"], speech=SPEECH["kite"]),
+                ],
+            ),
         ],
     )
 
@@ -61,5 +79,5 @@ def render_facts(base: Path) -> tuple[Script, Episode, Path]:
     if not scripts.exists():
         write_jsonl([facts_script()], scripts)
     render_scripts(scripts, folder, progress=False)
-    (script, episode), = load_rendered(folder)
+    ((script, episode),) = load_rendered(folder)
     return script, episode, folder

@@ -25,7 +25,8 @@ class DataConfig(_Section):
     """Which scripts train and which evaluate."""
 
     tasks: list[str] = Field(default_factory=lambda: ["NC", "CC"], description="Task kinds to generate and train on.")
-    train_per_task: int = Field(default=400, description="Generated training scripts per task kind.")
+    train_per_task: int = Field(default=400, description="Scripts per task kind for the warm start (expert runs).")
+    grpo_per_task: int = Field(default=200, description="Further scripts per task kind for GRPO prompts.")
     heldout_per_task: int = Field(default=50, description="Held-out scripts per task kind (evaluation only).")
     train_seed: int = Field(default=0, description="Generator seed of the training scripts.")
     heldout_seed: int = Field(default=10_000, description="Generator seed of the held-out scripts (must differ).")

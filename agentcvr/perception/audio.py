@@ -102,8 +102,13 @@ class AudioAgent:
                     os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 from faster_whisper import WhisperModel
 
-                self._model = WhisperModel(model, device=c.device, compute_type=c.compute_type,
-                                           cpu_threads=c.cpu_threads, num_workers=c.workers)
+                self._model = WhisperModel(
+                    model,
+                    device=c.device,
+                    compute_type=c.compute_type,
+                    cpu_threads=c.cpu_threads,
+                    num_workers=c.workers,
+                )
             return self._model
 
     def listen(self, path: str | os.PathLike, start: float, end: float, offset: float = 0.0) -> str:
@@ -135,9 +140,15 @@ class AudioAgent:
     def _decode(self, audio: Any, start: float, end: float) -> list[Utterance]:
         c = self.config
         segments, _ = self.model.transcribe(
-            audio, language=c.language, beam_size=c.beam_size, temperature=c.temperature,
-            condition_on_previous_text=c.condition_on_previous_text, no_speech_threshold=c.no_speech_threshold,
-            log_prob_threshold=c.log_prob_threshold, max_new_tokens=c.max_new_tokens, vad_filter=c.vad_filter,
+            audio,
+            language=c.language,
+            beam_size=c.beam_size,
+            temperature=c.temperature,
+            condition_on_previous_text=c.condition_on_previous_text,
+            no_speech_threshold=c.no_speech_threshold,
+            log_prob_threshold=c.log_prob_threshold,
+            max_new_tokens=c.max_new_tokens,
+            vad_filter=c.vad_filter,
         )
         utterances = []
         for segment in segments:  # a generator: decoding happens here
@@ -151,8 +162,17 @@ class AudioAgent:
 
     def _settings(self) -> tuple:
         c = self.config
-        return (c.model, c.language, c.beam_size, c.temperature, c.condition_on_previous_text,
-                c.no_speech_threshold, c.log_prob_threshold, c.max_new_tokens, c.vad_filter)
+        return (
+            c.model,
+            c.language,
+            c.beam_size,
+            c.temperature,
+            c.condition_on_previous_text,
+            c.no_speech_threshold,
+            c.log_prob_threshold,
+            c.max_new_tokens,
+            c.vad_filter,
+        )
 
 
 def load_audio(path: str | os.PathLike, begin: float, finish: float):

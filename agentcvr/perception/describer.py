@@ -83,8 +83,9 @@ class FrameDescriber:
     def __init__(self, config: DescriberConfig | None = None):
         self.config = config or DescriberConfig()
         if self.config.ocr and shutil.which("tesseract") is None:
-            raise RuntimeError("tesseract not found: apt-get install tesseract-ocr tesseract-ocr-eng "
-                               "(or DescriberConfig(ocr=False))")
+            raise RuntimeError(
+                "tesseract not found: apt-get install tesseract-ocr tesseract-ocr-eng (or DescriberConfig(ocr=False))"
+            )
         self._pool = ThreadPoolExecutor(self.config.ocr_workers, thread_name_prefix="ocr")
 
     def describe(self, frames: Frames, focus: str = "", probe: FrameProbe | None = None, step: float = 0.0) -> str:
@@ -146,7 +147,11 @@ class FrameDescriber:
         try:
             result = subprocess.run(
                 ["tesseract", "stdin", "stdout", "-l", self.config.ocr_language, "--psm", "11", "tsv"],
-                input=buffer.getvalue(), capture_output=True, timeout=self.config.ocr_timeout, env=env, check=False,
+                input=buffer.getvalue(),
+                capture_output=True,
+                timeout=self.config.ocr_timeout,
+                env=env,
+                check=False,
             )
         except subprocess.TimeoutExpired:
             return ""
@@ -257,8 +262,17 @@ def colour_name(rgb: Any) -> str:
         return "black"
     if saturation < 0.2:
         return "white" if value > 0.85 else "grey" if value > 0.35 else "dark grey"
-    limits = [(15, "red"), (40, "orange"), (70, "yellow"), (170, "green"), (200, "cyan"), (260, "blue"),
-              (290, "purple"), (340, "pink"), (361, "red")]
+    limits = [
+        (15, "red"),
+        (40, "orange"),
+        (70, "yellow"),
+        (170, "green"),
+        (200, "cyan"),
+        (260, "blue"),
+        (290, "purple"),
+        (340, "pink"),
+        (361, "red"),
+    ]
     name = next(label for limit, label in limits if hue < limit)
     if name == "orange" and value < 0.6:
         return "brown"
@@ -269,14 +283,15 @@ def dominant_colours(thumbs: Any, minimum: float = 0.1, top: int = 3) -> list[tu
     """Named colours covering at least `minimum` of the pixels of some thumbnails, largest first."""
     import numpy as np
 
-    pixels = thumbs.reshape(-1, 3)[:: max(1, len(thumbs.reshape(-1, 3)) // 4000)]
-    quantized = (pixels // 16).astype(int)  # name each of 16^3 cells once
-    codes, counts = np.unique(quantized[:, 0] * 256 + quantized[:, 1] * 16 + quantized[:, 2], return_counts=True)
+    pixels = thumbs.reshape(-1, 3)
+    pixels = pixels[:: max(1, len(pixels) // 4000)]
+    quantized = (pixels // 16).astype(int)  # name each occupied cell of 16^3 once, by its pixels' mean colour
+    _, inverse, counts = np.unique(quantized @ np.array([256, 16, 1]), return_inverse=True, return_counts=True)
+    means = np.stack([np.bincount(inverse, weights=pixels[:, c]) for c in range(3)], axis=1) / counts[:, None]
     shares: dict[str, float] = {}
-    for code, count in zip(codes, counts, strict=True):
-        rgb = (code // 256 * 16 + 8, code // 16 % 16 * 16 + 8, code % 16 * 16 + 8)
-        name = colour_name(rgb)
-        shares[name] = shares.get(name, 0.0) + count / len(quantized)
+    for mean, count in zip(means, counts, strict=True):
+        name = colour_name(mean)
+        shares[name] = shares.get(name, 0.0) + count / len(pixels)
     ranked = sorted(shares.items(), key=lambda kv: -kv[1])
     return [(name, share) for name, share in ranked[:top] if share >= minimum]
 

@@ -81,8 +81,15 @@ class FrameSampler:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def sample(self, path: str | os.PathLike, start: float, end: float, num_frames: int = 16,
-               offset: float = 0.0, long_side: int | None = LONG_SIDE) -> Frames:
+    def sample(
+        self,
+        path: str | os.PathLike,
+        start: float,
+        end: float,
+        num_frames: int = 16,
+        offset: float = 0.0,
+        long_side: int | None = LONG_SIDE,
+    ) -> Frames:
         """Frames of [start, end] (clip seconds) of the clip at `offset` in `path`; raises `PerceptionError`s."""
         if num_frames < 1:
             raise ValueError(f"num_frames must be at least 1, got {num_frames}")
@@ -115,8 +122,9 @@ class FrameSampler:
 
         try:
             with np.load(file) as data:
-                frames = Frames(data["images"], tuple(data["times"].tolist()), float(data["start"]),
-                                float(data["end"]), str(path))
+                frames = Frames(
+                    data["images"], tuple(data["times"].tolist()), float(data["start"]), float(data["end"]), str(path)
+                )
         except (OSError, ValueError, KeyError):
             file.unlink(missing_ok=True)  # a damaged cache entry is decoded again
             return None
@@ -132,8 +140,7 @@ class FrameSampler:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             file = self._disk_path(key)
             partial = file.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp.npz")
-            np.savez(partial, images=frames.images, times=np.asarray(frames.times), start=frames.start,
-                     end=frames.end)
+            np.savez(partial, images=frames.images, times=np.asarray(frames.times), start=frames.start, end=frames.end)
             partial.replace(file)
 
     def _remember(self, key: tuple, frames: Frames) -> None:
@@ -151,8 +158,9 @@ class FrameSampler:
         return self.cache_dir / (hashlib.sha256(repr(key).encode()).hexdigest()[:32] + ".npz")
 
 
-def _decode(path: str, begin: float, finish: float, num_frames: int, width: int, height: int,
-            threads: int) -> tuple[Any, list[float]]:
+def _decode(
+    path: str, begin: float, finish: float, num_frames: int, width: int, height: int, threads: int
+) -> tuple[Any, list[float]]:
     """Decode the frames nearest to the sample times in [begin, finish] (file seconds)."""
     import decord
 

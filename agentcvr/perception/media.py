@@ -116,8 +116,15 @@ def probe(path: str | os.PathLike) -> MediaInfo:
             duration = _stream_seconds(video, container)
             audio = container.streams.audio
             audio_duration = _stream_seconds(audio[0], container) if audio else 0.0
-            info = MediaInfo(str(path), duration, fps, video.codec_context.width, video.codec_context.height,
-                             bool(audio), audio_duration)
+            info = MediaInfo(
+                str(path),
+                duration,
+                fps,
+                video.codec_context.width,
+                video.codec_context.height,
+                bool(audio),
+                audio_duration,
+            )
     except av.error.FFmpegError as error:
         raise VideoUnreadable(f"{path} is not a readable video: {error}") from error
     if info.duration <= 0 or info.fps <= 0 or info.width <= 0:
@@ -133,8 +140,9 @@ def _stream_seconds(stream, container) -> float:
     return container.duration / 1_000_000 if container.duration else 0.0
 
 
-def file_interval(duration: float, offset: float, start: float, end: float, path: str = "",
-                  tolerance: float = END_TOLERANCE) -> tuple[float, float]:
+def file_interval(
+    duration: float, offset: float, start: float, end: float, path: str = "", tolerance: float = END_TOLERANCE
+) -> tuple[float, float]:
     """The interval [start, end] of a clip that begins at `offset`, as seconds in the file; an end up to
     `tolerance` past the file end is clamped, anything else outside raises `IntervalOutsideVideo`."""
     if not (0 <= start < end):

@@ -99,14 +99,26 @@ class RealPerception:
     # --- the Perception protocol -------------------------------------------------------------------------------
     def observe(self, episode: Episode, action: Observe) -> str:
         ref = self._video(episode, action.video, action.end)
-        return self._call("observe", episode, action, self._visual_pool, self.config.observe_timeout,
-                          lambda: self._observe(ref, action))
+        return self._call(
+            "observe",
+            episode,
+            action,
+            self._visual_pool,
+            self.config.observe_timeout,
+            lambda: self._observe(ref, action),
+        )
 
     def listen(self, episode: Episode, action: Listen) -> str:
         ref = self._video(episode, action.video, action.end)
         path = self.resolve(ref)
-        return self._call("listen", episode, action, self._audio_pool, self.config.listen_timeout,
-                          lambda: self.audio.listen(path, action.start, action.end, ref.offset))
+        return self._call(
+            "listen",
+            episode,
+            action,
+            self._audio_pool,
+            self.config.listen_timeout,
+            lambda: self.audio.listen(path, action.start, action.end, ref.offset),
+        )
 
     # --- work ---------------------------------------------------------------------------------------------------
     def _observe(self, ref: VideoRef, action: Observe) -> str:
@@ -132,8 +144,15 @@ class RealPerception:
                 self._cache.popitem(last=False)
         return text
 
-    def _call(self, tool: str, episode: Episode, action: Observe | Listen, pool: ThreadPoolExecutor,
-              timeout: float, work: Callable[[], str]) -> str:
+    def _call(
+        self,
+        tool: str,
+        episode: Episode,
+        action: Observe | Listen,
+        pool: ThreadPoolExecutor,
+        timeout: float,
+        work: Callable[[], str],
+    ) -> str:
         started = time.perf_counter()
         hits = self.sampler.hits
         record = CallRecord(tool, episode.id, action.video, action.start, action.end, 0.0, False)

@@ -75,14 +75,17 @@ class VLMClient:
         from openai import OpenAI
 
         self.config = config
-        self.client = OpenAI(base_url=config.base_url, api_key=config.api_key, timeout=config.timeout,
-                             max_retries=config.max_retries)
+        self.client = OpenAI(
+            base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=config.max_retries
+        )
 
     def describe(self, targets: Sequence[Target], focus: str = "") -> str:
         messages = build_messages(targets, focus, self.config.jpeg_quality)
         response = self.client.chat.completions.create(
-            model=self.config.model, messages=messages,  # type: ignore[arg-type]
-            max_tokens=self.config.max_tokens, temperature=self.config.temperature,
+            model=self.config.model,
+            messages=messages,  # type: ignore[arg-type]
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
         )
         text = (response.choices[0].message.content or "").strip() if response.choices else ""
         if not text:

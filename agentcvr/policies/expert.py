@@ -70,7 +70,10 @@ class ExpertPolicy:
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         visits = self._plan(episode.id)
         issued = sum(
-            1 for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+            1
+            for m in messages
+            if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or []
             if str(c.get("id", "")).startswith(CALL_PREFIX)
         )
         forced = messages and messages[-1].get("role") == "user" and str(messages[-1].get("content")).startswith(FORCED)
@@ -91,5 +94,8 @@ class ExpertPolicy:
 
 
 def _call(index: int, name: str, arguments: dict) -> dict:
-    return {"id": f"{CALL_PREFIX}{index}", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return {
+        "id": f"{CALL_PREFIX}{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }

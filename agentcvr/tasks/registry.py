@@ -12,6 +12,7 @@ stricter normalized scorer, a training reward (dense where that makes sense) and
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,10 +77,59 @@ class TaskSpec:
 
 
 def keyword_judge(output: str, episode: Episode) -> tuple[list[bool], list[bool]]:
-    """Offline CCQA judge for generated episodes: a point is covered (and correct) when its keywords appear."""
+    """Offline CCQA judge for generated episodes.
+
+    A point is covered when all its keywords appear, and correct when each keyword is also attributed to the video
+    that owns it, and only to it (`reference["point_videos"]`; a keyword belongs to the last "video A/B" named before it
+    in its sentence). An answer far
+    longer than the reference covers nothing: listing every method name must not pay.
+
+    >>> ep = _demo_episode("CCQA", "A uses a sieve, whereas B uses a towel.")
+    >>> owners = [{"video A": "sieve", "video B": "towel"}]
+    >>> ep.reference = {"point_keywords": [["sieve", "towel"]], "point_videos": owners}
+    >>> keyword_judge("Video A strains with a sieve; video B wrings a towel.", ep)
+    ([True], [True])
+    >>> keyword_judge("Video A and video B use a towel and a sieve.", ep)
+    ([True], [False])
+    """
     text = output.lower()
-    flags = [all(k.lower() in text for k in keys) for keys in episode.reference.get("point_keywords", [])]
-    return flags, flags
+    points = episode.reference.get("point_keywords", [])
+    if len(text.split()) > 2 * len(str(episode.answer).split()) + 20:
+        return [False] * len(points), [False] * len(points)
+    covered = [all(_find(text, k.lower()) for k in keys) for keys in points]
+    owners = episode.reference.get("point_videos")
+    if owners is None:
+        return covered, covered
+    correct = [
+        hit
+        and all(_owners(text, keyword.lower()) == {_video_key(video)} for video, keyword in owner.items() if keyword)
+        for hit, owner in zip(covered, owners, strict=True)
+    ]
+    return covered, correct
+
+
+_SENTENCE = re.compile(r"[^.;!?\n]+")
+_VIDEO_NAME = re.compile(r"\bvideo\s+([ab12])\b")
+_SAME_VIDEO = {"a": "a", "1": "a", "b": "b", "2": "b"}
+
+
+def _video_key(name: str) -> str | None:
+    return _SAME_VIDEO.get(name.lower().removeprefix("video").strip())
+
+
+def _find(text: str, keyword: str) -> list[int]:
+    """Where keyword stands as a word, maybe inflected: "whisk" in "whisking", not in "whiskey"."""
+    return [m.start() for m in re.finditer(rf"\b{re.escape(keyword)}(?:s|es|ed|ing)?\b", text)]
+
+
+def _owners(text: str, keyword: str) -> set[str]:
+    """The videos a keyword is attributed to: each occurrence goes to the last "video A/B" named before it."""
+    owners = set()
+    for sentence in _SENTENCE.findall(text):
+        for position in _find(sentence, keyword):
+            named = _VIDEO_NAME.findall(sentence[:position])
+            owners.add(_SAME_VIDEO[named[-1]] if named else "?")
+    return owners
 
 
 def _judged(output: str, episode: Episode, judge: Judge) -> float:

@@ -13,6 +13,7 @@ import random
 from scripts_gen.schema import Script, VideoScript
 from scripts_gen.templates.layout import Beat, evidence, lay_out, place_correct
 
+# fmt: off
 # toy -> parts that join (each pair gives an attach and a detach action), and the toy's code in file names
 TOYS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "transporter": ("c08c", [("transport cabin", "base"), ("rear roof", "transport cabin"),
@@ -50,6 +51,7 @@ EXACTLY_TWO = ["Which action is incorrectly performed in exactly two videos?",
 UNNECESSARY = ["Which video contains an unnecessary step classified as 'shouldn't have happened'?",
                "Which assembly error is caused by an unnecessary action that shouldn't have been performed?"]
 WRONG_IN = ["Which action is performed incorrectly in Video {k}?", "In Video {k}, which action is done wrongly?"]
+# fmt: on
 
 
 def _name(action: Action) -> str:
@@ -60,8 +62,14 @@ def _name(action: Action) -> str:
 def _clip(rng: random.Random, index: int, toy: str, plan: list[tuple[Action, str]]) -> tuple[VideoScript, dict]:
     """A clip doing the (action, outcome) pairs in order; returns it and the events by action name."""
     code, _ = TOYS[toy]
-    beats = [Beat(DONE[(verb, outcome)].format(a=a, b=b), rng.uniform(5, 16) * (1.6 if outcome != "ok" else 1.0),
-                  key=_name((verb, a, b))) for (verb, a, b), outcome in plan]
+    beats = [
+        Beat(
+            DONE[(verb, outcome)].format(a=a, b=b),
+            rng.uniform(5, 16) * (1.6 if outcome != "ok" else 1.0),
+            key=_name((verb, a, b)),
+        )
+        for (verb, a, b), outcome in plan
+    ]
 
     def filler(r: random.Random) -> tuple[str, None]:
         return r.choice(IDLE).format(toy=toy), None
@@ -72,10 +80,11 @@ def _clip(rng: random.Random, index: int, toy: str, plan: list[tuple[Action, str
     total = round(length + rng.uniform(60, 500), 3)
     begin = rng.randint(0, int(total - length))
     uid = rng.randint(9000, 9099)
-    name = (f"assembly/nusar-2021_action_both_{uid}-{code}_{uid}_user_id_2021-0{rng.randint(1, 3)}-"
-            f"{rng.randint(10, 28)}_{rng.randint(90000, 175959)}_C10118_rgb.mp4")
-    video = VideoScript(index=index, duration=float(length), name=name, source=name, offset=float(begin),
-                        events=events)
+    name = (
+        f"assembly/nusar-2021_action_both_{uid}-{code}_{uid}_user_id_2021-0{rng.randint(1, 3)}-"
+        f"{rng.randint(10, 28)}_{rng.randint(90000, 175959)}_C10118_rgb.mp4"
+    )
+    video = VideoScript(index=index, duration=float(length), name=name, source=name, offset=float(begin), events=events)
     return video, {"total": total, "begin": begin, **keyed}
 
 
@@ -109,17 +118,27 @@ def procedural_error_analysis(rng: random.Random, script_id: str) -> Script:
     clips, keyed = [], []
     for video in range(3):
         others = rng.sample([a for a in actions if a not in picked], rng.randint(6, min(12, len(actions) - 4)))
-        plan = [(a, outcomes[video][a]) for a in picked] + [(a, "wrong" if rng.random() < 0.08 else "ok")
-                                                            for a in others]
+        plan = [(a, outcomes[video][a]) for a in picked] + [
+            (a, "wrong" if rng.random() < 0.08 else "ok") for a in others
+        ]
         rng.shuffle(plan)
         clip, events = _clip(rng, video + 1, toy, plan)
         clips.append(clip)
         keyed.append(events)
     evidences = [evidence(v + 1, keyed[v][_name(a)], f"how the person does: {_name(a)}") for v, a in deciding]
     return Script(
-        id=script_id, task="PEA", question=question, options=options, answer=answer, videos=clips,
+        id=script_id,
+        task="PEA",
+        question=question,
+        options=options,
+        answer=answer,
+        videos=clips,
         evidence=evidences,
-        reference={"toy": toy, "kind": kind, "begin": [k["begin"] for k in keyed],
-                   "end": [k["begin"] + c.duration for k, c in zip(keyed, clips, strict=True)],
-                   "duration": [k["total"] for k in keyed]},
+        reference={
+            "toy": toy,
+            "kind": kind,
+            "begin": [k["begin"] for k in keyed],
+            "end": [k["begin"] + c.duration for k, c in zip(keyed, clips, strict=True)],
+            "duration": [k["total"] for k in keyed],
+        },
     )

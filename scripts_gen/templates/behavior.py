@@ -15,6 +15,7 @@ import string
 from scripts_gen.schema import Event, Script, VideoScript
 from scripts_gen.templates.layout import NUMBER_WORDS, Beat, evidence, lay_out, lettered
 
+# fmt: off
 # (subject, habitat, what it does, tags)
 BEHAVIORS: list[tuple[str, str, str, str]] = [
     ("an octopus", "on a rocky reef", "changes its skin color and texture until it blends into the rocks", "predator"),
@@ -22,18 +23,24 @@ BEHAVIORS: list[tuple[str, str, str, str]] = [
     ("a flatfish", "on the sea floor", "flicks sand over its body until only its eyes show", "predator"),
     ("a rabbit", "in tall grass", "freezes when a fox appears and then bolts into its burrow", "predator"),
     ("a gazelle herd", "on the savanna", "sprints away in zigzags as a cheetah rushes toward it", "predator ~social"),
-    ("a hedgehog", "on a forest path", "rolls into a tight ball of spines when a badger sniffs at it", "predator defense ~contact"),
-    ("a pufferfish", "near a coral head", "inflates into a spiky ball as a larger fish approaches", "predator defense ~warning"),
+    ("a hedgehog", "on a forest path", "rolls into a tight ball of spines when a badger sniffs at it",
+     "predator defense ~contact"),
+    ("a pufferfish", "near a coral head", "inflates into a spiky ball as a larger fish approaches",
+     "predator defense ~warning"),
     ("a crab", "on a beach", "rears up and snaps its raised claws at a gull that lands beside it", "defense ~predator"),
-    ("a porcupine", "at the edge of a forest", "raises its quills and backs toward a sniffing dog", "defense warning ~predator ~contact"),
-    ("a rattlesnake", "among dry rocks", "coils and shakes its rattle loudly at an approaching hiker", "warning defense ~predator"),
-    ("a meerkat", "on a sandy mound", "stands upright and gives a sharp alarm call as a hawk circles", "warning ~social"),
+    ("a porcupine", "at the edge of a forest", "raises its quills and backs toward a sniffing dog",
+     "defense warning ~predator ~contact"),
+    ("a rattlesnake", "among dry rocks", "coils and shakes its rattle loudly at an approaching hiker",
+     "warning defense ~predator"),
+    ("a meerkat", "on a sandy mound", "stands upright and gives a sharp alarm call as a hawk circles",
+     "warning ~social"),
     ("a prairie dog", "at its burrow entrance", "barks repeatedly while the others in the colony dive underground",
      "warning ~social"),
     ("a cat", "in a backyard", "arches its back, puffs up its fur and hisses at a dog", "warning defense ~predator"),
     ("a hippo", "in a river pool", "opens its jaws wide and bellows at another hippo entering its pool",
      "territory warning ~social"),
-    ("a robin", "on a fence post", "sings loudly and then chases another robin away from the garden", "territory ~social"),
+    ("a robin", "on a fence post", "sings loudly and then chases another robin away from the garden",
+     "territory ~social"),
     ("a male lion", "on a grassy plain", "sprays scent onto a bush and roars toward the horizon", "territory ~warning"),
     ("a gorilla", "in a forest clearing", "beats its chest and charges a few steps toward a rival male",
      "warning territory ~social"),
@@ -47,7 +54,8 @@ BEHAVIORS: list[tuple[str, str, str, str]] = [
     ("a mother bird", "in a nest", "pushes chewed insects into the open beaks of her chicks", "young food ~contact"),
     ("a female crocodile", "at a river bank", "gently carries her hatchlings to the water in her jaws",
      "young contact"),
-    ("a penguin father", "on the ice", "balances an egg on his feet under a fold of belly skin", "young ~rest ~contact"),
+    ("a penguin father", "on the ice", "balances an egg on his feet under a fold of belly skin",
+     "young ~rest ~contact"),
     ("a lioness", "near a flooded den", "carries a cub by the scruff of its neck to higher ground", "young contact"),
     ("a ewe", "in a pasture", "stands still while her lamb suckles", "young contact ~food"),
     ("two chimpanzees", "in a tree", "groom each other, picking carefully through each other's fur",
@@ -97,6 +105,7 @@ QUESTIONS: dict[str, list[str]] = {
 CAMERA = ["The camera slowly zooms in.", "The camera pans across the scene.", "The image shakes briefly.",
           "Leaves sway in the wind in the foreground.", "The light changes as a cloud passes.",
           "The camera refocuses on the background.", "Dust drifts across the frame."]
+# fmt: on
 
 
 def _tags(tags: str) -> tuple[set[str], set[str]]:
@@ -137,7 +146,12 @@ def behavioral_understanding(rng: random.Random, script_id: str) -> Script:
         evidences.append(evidence(i + 1, key, "what the animal is doing"))
     options = lettered([f"Video {NUMBER_WORDS[i]}." for i in range(count)])
     return Script(
-        id=script_id, task="BU", question=rng.choice(QUESTIONS[tag]), options=options,
-        answer=[chr(ord("A") + i) for i in correct], videos=videos, evidence=evidences,
+        id=script_id,
+        task="BU",
+        question=rng.choice(QUESTIONS[tag]),
+        options=options,
+        answer=[chr(ord("A") + i) for i in correct],
+        videos=videos,
+        evidence=evidences,
         reference={"tag": tag},
     )

@@ -20,20 +20,31 @@ PAIRS = [(1, 2), (2, 3), (3, 4), (1, 4)]
 CC_ONE = ["Which video shows {how}?", "Which video features {how}?"]
 CC_TWO = ["Which two videos show {how}?", "Which two videos include {how}?"]
 CC_SKIP = ["Which video does not include {function}?", "Which video skips {function}?"]
-CC_DISTINCT = ["What distinguishes how Video {k} goes about {function} from the other videos?",
-               "How does Video {k} differ from the others when it comes to {function}?"]
-CCQA_QUESTIONS = ["How do the chefs in video A and video B differ in the way they make {dish}?",
-                  "What differences are there between the methods used in video A and video B to prepare {dish}?",
-                  "Compare how the two chefs prepare {dish}: what do they do differently?"]
+CC_DISTINCT = [
+    "What distinguishes how Video {k} goes about {function} from the other videos?",
+    "How does Video {k} differ from the others when it comes to {function}?",
+]
+CCQA_QUESTIONS = [
+    "How do the chefs in video A and video B differ in the way they make {dish}?",
+    "What differences are there between the methods used in video A and video B to prepare {dish}?",
+    "Compare how the two chefs prepare {dish}: what do they do differently?",
+]
 
 
 def random_plan(rng: random.Random, dish: str, skip: float = 0.25) -> Plan:
-    return [None if optional and rng.random() < skip else rng.randrange(len(methods))
-            for _, optional, methods in RECIPES[dish]]
+    return [
+        None if optional and rng.random() < skip else rng.randrange(len(methods))
+        for _, optional, methods in RECIPES[dish]
+    ]
 
 
 def cook_video(
-    rng: random.Random, index: int, dish: str, plan: Plan, label: str = "", split: frozenset[int] = frozenset(),
+    rng: random.Random,
+    index: int,
+    dish: str,
+    plan: Plan,
+    label: str = "",
+    split: frozenset[int] = frozenset(),
     asides: bool = False,
 ) -> tuple[VideoScript, dict[str, Event]]:
     """A cooking video following `plan`; returns it and the step events keyed by step index ("2").
@@ -42,8 +53,13 @@ def cook_video(
     With `asides`, vlog scenes of random length come before and after the cooking, so that where a step falls in
     the video says little about where it falls in another one.
     """
-    beats = [Beat("The chef stands at a kitchen counter and greets the camera.", rng.uniform(4, 15),
-                  f"Hi everyone, today we're making {dish}.")]
+    beats = [
+        Beat(
+            "The chef stands at a kitchen counter and greets the camera.",
+            rng.uniform(4, 15),
+            f"Hi everyone, today we're making {dish}.",
+        )
+    ]
     first = True
     for step, choice in enumerate(plan):
         if choice is None:
@@ -58,8 +74,13 @@ def cook_video(
         else:
             beats.append(Beat(methods[choice][2], rng.uniform(10, 60), speech, key=str(step)))
         first = False
-    beats.append(Beat(f"The chef tastes the {dish} and smiles at the camera.", rng.uniform(4, 12),
-                      "Thanks for watching, see you next time!"))
+    beats.append(
+        Beat(
+            f"The chef tastes the {dish} and smiles at the camera.",
+            rng.uniform(4, 12),
+            "Thanks for watching, see you next time!",
+        )
+    )
     active = sum(b.length for b in beats)
     stretch = rng.uniform(1.2, 2.2) if asides else rng.uniform(1.4, 2.8)  # asides add their own minutes
     duration = round(min(max(active * stretch, 120.0), 620.0), 3)
@@ -70,8 +91,11 @@ def cook_video(
     events, keyed = lay_out(rng, beats, duration, filler, piece=(4, 16), empty=0.2)
     if asides:
         before, after = round(duration * rng.uniform(0, 1.0)), round(duration * rng.uniform(0, 0.6))
-        events = _asides(rng, before) + [_shift(e, before) for e in events] + [
-            _shift(e, before + duration) for e in _asides(rng, after)]
+        events = (
+            _asides(rng, before)
+            + [_shift(e, before) for e in events]
+            + [_shift(e, before + duration) for e in _asides(rng, after)]
+        )
         keyed = {k: _shift(e, before) for k, e in keyed.items()}
         duration = round(before + duration + after, 3)
     name = "cook/" + "".join(rng.choices(string.ascii_letters + string.digits + "-_", k=11)) + ".mp4"
@@ -100,8 +124,13 @@ def culinary_comparison(rng: random.Random, script_id: str) -> Script:
     dish = rng.choice(sorted(RECIPES))
     steps = RECIPES[dish]
     kind = rng.choice(["one", "two", "skip", "distinct"])
-    step = rng.choice([i for i, s in enumerate(steps) if s[1]] if kind == "skip" else
-                      [i for i, s in enumerate(steps) if len(s[2]) >= 4] if kind == "distinct" else range(len(steps)))
+    step = rng.choice(
+        [i for i, s in enumerate(steps) if s[1]]
+        if kind == "skip"
+        else [i for i, s in enumerate(steps) if len(s[2]) >= 4]
+        if kind == "distinct"
+        else range(len(steps))
+    )
     function, _, methods = steps[step]
     plans = [random_plan(rng, dish) for _ in range(4)]
     target = rng.randrange(len(methods))
@@ -128,8 +157,13 @@ def culinary_comparison(rng: random.Random, script_id: str) -> Script:
     template = {"one": CC_ONE, "two": CC_TWO, "skip": CC_SKIP, "distinct": CC_DISTINCT}[kind]
     question = rng.choice(template).format(how=how, function=function, k=correct[0])
     return Script(
-        id=script_id, task="CC", question=question, options=options, answer=answer,
-        videos=[v for v, _ in videos], evidence=_step_evidence(videos, step, function),
+        id=script_id,
+        task="CC",
+        question=question,
+        options=options,
+        answer=answer,
+        videos=[v for v, _ in videos],
+        evidence=_step_evidence(videos, step, function),
         reference={"dish": dish, "kind": kind, "step": function},
     )
 
@@ -148,7 +182,7 @@ def comparative_culinary_qa(rng: random.Random, script_id: str) -> Script:
             plan_a[step] = rng.randrange(len(methods))
             plan_b[step] = _other(rng, len(methods), plan_a[step])
     videos = [cook_video(rng, 1, dish, plan_a, "video A"), cook_video(rng, 2, dish, plan_b, "video B")]
-    points, keywords, sentences = [], [], []
+    points, keywords, sentences, sides = [], [], [], []  # sides: which video each keyword belongs to
     for step in chosen:
         function, _, methods = steps[step]
         title = function[0].upper() + function[1:]
@@ -158,18 +192,26 @@ def comparative_culinary_qa(rng: random.Random, script_id: str) -> Script:
             name_b, how_b = methods[b][:2]
             points.append(f"{title} ({name_a} vs {name_b})")
             keywords.append([name_a, name_b])
-            sentences.append(f"When it comes to {function}, video A shows the chef {how_a}, whereas video B shows the "
-                             f"chef {how_b}.")
+            sides.append({"video A": name_a, "video B": name_b})
+            sentences.append(
+                f"When it comes to {function}, video A shows the chef {how_a}, whereas video B shows the chef {how_b}."
+            )
         else:
             present, absent = ("A", "B") if a is not None else ("B", "A")
             name, how = methods[a if a is not None else b][:2]  # type: ignore[index]
             points.append(f"{title} (only in video {present}: {name})")
             keywords.append([name])
-            sentences.append(f"Only video {present} includes {function}, with the chef {how}; video {absent} skips "
-                             f"this step.")
+            sides.append({f"video {present}": name, f"video {absent}": None})
+            sentences.append(
+                f"Only video {present} includes {function}, with the chef {how}; video {absent} skips this step."
+            )
     evidences = [e for step in chosen for e in _step_evidence(videos, step, steps[step][0])]
     return Script(
-        id=script_id, task="CCQA", question=rng.choice(CCQA_QUESTIONS).format(dish=dish), answer=" ".join(sentences),
-        videos=[v for v, _ in videos], evidence=evidences,
-        reference={"scoring_points": points, "point_keywords": keywords, "dish": dish},
+        id=script_id,
+        task="CCQA",
+        question=rng.choice(CCQA_QUESTIONS).format(dish=dish),
+        answer=" ".join(sentences),
+        videos=[v for v, _ in videos],
+        evidence=evidences,
+        reference={"scoring_points": points, "point_keywords": keywords, "point_videos": sides, "dish": dish},
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 Method = tuple[str, str, str]
 Step = tuple[str, bool, list[Method]]
 
+# fmt: off
 RECIPES: dict[str, list[Step]] = {
     "boxty": [
         ("grating the potatoes", False, [
@@ -180,7 +181,7 @@ RECIPES: dict[str, list[Step]] = {
              "The chef spoons the seasoned guacamole into a bowl surrounded by tortilla chips."),
             ("toast", "spreading the guacamole on toast",
              "The chef spreads the seasoned guacamole thickly on slices of toast."),
-            ("tacos", "spooning the guacamole into tacos",
+            ("tacos", "filling tacos with the guacamole",
              "The chef spoons the seasoned guacamole into soft tacos with grilled fish."),
             ("crudites", "serving the guacamole with crudites",
              "The chef sets the seasoned guacamole in the middle of a platter of crudites."),
@@ -318,3 +319,4 @@ ASIDES: list[tuple[str, str | None]] = [
     ("The chef loads the dishwasher and chats.", "Cleaning up is the worst part, honestly."),
     ("Outtakes play with the chef laughing.", None),
 ]
+# fmt: on

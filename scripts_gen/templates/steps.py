@@ -16,10 +16,14 @@ from scripts_gen.templates.cooking import cook_video, random_plan
 from scripts_gen.templates.layout import cut, evidence, seconds
 from scripts_gen.templates.recipes import RECIPES
 
-FSA_QUESTION = ("Video 1 and video 2 show two cooks making the same dish. Find the segment of video 2 that serves "
-                "the same function as the reference segment of video 1.")
-PSS_QUESTION = ("The videos are clips of one cooking video, numbered out of order. In what order do they happen in "
-                "the original video?")
+FSA_QUESTION = (
+    "Video 1 and video 2 show two cooks making the same dish. Find the segment of video 2 that serves "
+    "the same function as the reference segment of video 1."
+)
+PSS_QUESTION = (
+    "The videos are clips of one cooking video, numbered out of order. In what order do they happen in "
+    "the original video?"
+)
 
 
 def _number(value: float) -> float | int:
@@ -40,12 +44,20 @@ def functional_step_alignment(rng: random.Random, script_id: str) -> Script:
     ref, target = keyed_a[str(step)], keyed_b[str(step)]
     function = steps[step][0]
     return Script(
-        id=script_id, task="FSA", question=FSA_QUESTION, answer=[_number(target.start), _number(target.end)],
+        id=script_id,
+        task="FSA",
+        question=FSA_QUESTION,
+        answer=[_number(target.start), _number(target.end)],
         videos=[video_a, video_b],
         context={"Reference segment in video 1": f"{seconds(ref.start)}-{seconds(ref.end)} s"},
         evidence=[evidence(1, ref, "what the cook is doing"), evidence(2, target, function)],
-        reference={"ref_segment": [_number(ref.start), _number(ref.end)], "dish": dish, "step": function,
-                   "video A": video_a.name, "video B": video_b.name},
+        reference={
+            "ref_segment": [_number(ref.start), _number(ref.end)],
+            "dish": dish,
+            "step": function,
+            "video A": video_a.name,
+            "video B": video_b.name,
+        },
     )
 
 
@@ -70,14 +82,26 @@ def procedural_step_sequencing(rng: random.Random, script_id: str) -> Script:
         parts = [main] + ([tail] if tail else [])
         segments[str(number)] = [[_number(p.start), _number(p.end)] for p in parts]
         clips[number] = VideoScript(
-            index=number, duration=round(end - begin, 3), name=source.name, source=source.name, offset=begin,
+            index=number,
+            duration=round(end - begin, 3),
+            name=source.name,
+            source=source.name,
+            offset=begin,
             events=cut(source.events, begin, end),
         )
         shifted = main.model_copy(update={"start": 0.0, "end": round(main.end - begin, 3)})
         evidences[number] = evidence(number, shifted, steps[step][0])
     return Script(
-        id=script_id, task="PSS", question=PSS_QUESTION, answer="->".join(str(n) for n in numbers),
-        videos=[clips[n] for n in sorted(clips)], evidence=[evidences[n] for n in sorted(evidences)],
-        reference={"segments": dict(sorted(segments.items())), "video": source.name, "duration": source.duration,
-                   "dish": dish},
+        id=script_id,
+        task="PSS",
+        question=PSS_QUESTION,
+        answer="->".join(str(n) for n in numbers),
+        videos=[clips[n] for n in sorted(clips)],
+        evidence=[evidences[n] for n in sorted(evidences)],
+        reference={
+            "segments": dict(sorted(segments.items())),
+            "video": source.name,
+            "duration": source.duration,
+            "dish": dish,
+        },
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from scripts_gen.schema import Evidence, Script, UAVMoment, uav_views
 from scripts_gen.templates.layout import LETTERS, lettered, place_correct
 
+# fmt: off
 STEP = 2.0
 LANES = ["the leftmost lane", "the second lane from the left", "the second lane from the right", "the rightmost lane"]
 SIDEWALKS = {-1: "the left sidewalk", 4: "the right sidewalk"}
@@ -36,6 +37,7 @@ FEATURES = ["with a roof box", "with tinted windows", "with a dented door", "wit
             "with a bike rack", "with an open sunroof", "with a missing hubcap"]
 SPOTS = ["next to a bakery", "under a tree", "by a fire hydrant", "outside a pharmacy", "beside a bus stop",
          "in front of a school", "near a phone booth", "by a bike rack"]
+# fmt: on
 
 
 # Where a deciding fact is: (view, moment, focus, fact); fact None = the whole description of that moment.
@@ -111,7 +113,7 @@ class Scene:
             start = self.rng.randint(-length // 2, self.moments - 3)
             window = (start, start + length) if self.rng.random() > 0.2 else None
         track.windows[view] = window
-        track.lanes[view] = [(-10**6, self.lane_for(track) if lane is None else lane)]
+        track.lanes[view] = [(-(10**6), self.lane_for(track) if lane is None else lane)]
         if window and track.label != "person" and lane is None and self.rng.random() < 0.25:
             change = self.rng.randint(window[0] + 1, window[1] - 1)  # a lane change somewhere in the window
             track.lanes[view].append((change, self.rng.choice([x for x in range(4) if x != track.lanes[view][0][1]])))
@@ -120,8 +122,11 @@ class Scene:
         """Place a track so that it is in `region` of `view` at `moment` (or absent then, for NOT_SHOWN)."""
         length = self.rng.randint(6, 15)
         if region == NOT_SHOWN:
-            start = moment + 1 + self.rng.randint(0, 8) if self.rng.random() < 0.5 else moment - length - \
-                self.rng.randint(1, 6)
+            start = (
+                moment + 1 + self.rng.randint(0, 8)
+                if self.rng.random() < 0.5
+                else moment - length - self.rng.randint(1, 6)
+            )
             self.place(track, view, (start, start + length))
             return
         index = REGIONS[view].index(region)
@@ -137,28 +142,48 @@ class Scene:
         parts = [s for t in self.tracks if (s := t.sentence(view, moment))] + self.extra.get((view, moment), [])
         return " ".join(parts) or "The road is clear."
 
-    def build(self, script_id: str, task: str, question: str, options: list[str], answer: str,
-              evidence: list[Clue]) -> Script:
+    def build(
+        self, script_id: str, task: str, question: str, options: list[str], answer: str, evidence: list[Clue]
+    ) -> Script:
         for view in "AB":
             for moment in range(self.moments):
                 if self.rng.random() < 0.25:
                     self.say(view, moment, self.rng.choice(BACKGROUND))
-        moments = [UAVMoment(timestamp=i * STEP, view_a=self.text("A", i), view_b=self.text("B", i))
-                   for i in range(self.moments)]
+        moments = [
+            UAVMoment(timestamp=i * STEP, view_a=self.text("A", i), view_b=self.text("B", i))
+            for i in range(self.moments)
+        ]
         videos = uav_views(moments, self.moments * STEP, STEP)
         vid = self.rng.randint(1, 60)
         for video in videos:
             video.name = f"uav/frames/{video.index}/{vid}-{video.index}"
-        evidences = [Evidence(video=1 if view == "A" else 2, start=m * STEP, end=(m + 1) * STEP, focus=focus,
-                              fact=fact or self.text(view, m)) for view, m, focus, fact in evidence]
+        evidences = [
+            Evidence(
+                video=1 if view == "A" else 2,
+                start=m * STEP,
+                end=(m + 1) * STEP,
+                focus=focus,
+                fact=fact or self.text(view, m),
+            )
+            for view, m, focus, fact in evidence
+        ]
         hints = {}
         for track in self.tracks:
             seen = [(m, v) for m in range(self.moments) for v in "AB" if track.visible(v, m)]
-            hints[f"obj_{track.number}"] = (f"{track.label}, first seen in view {seen[0][1]} at {seen[0][0] * STEP:g} s"
-                                            if seen else track.label)
-        return Script(id=script_id, task=task, question=question, options=options, answer=answer, videos=videos,
-                      evidence=evidences, context=hints,
-                      reference={"objects": [{"id": t.number, "label": t.label} for t in self.tracks], "vid": vid})
+            hints[f"obj_{track.number}"] = (
+                f"{track.label}, first seen in view {seen[0][1]} at {seen[0][0] * STEP:g} s" if seen else track.label
+            )
+        return Script(
+            id=script_id,
+            task=task,
+            question=question,
+            options=options,
+            answer=answer,
+            videos=videos,
+            evidence=evidences,
+            context=hints,
+            reference={"objects": [{"id": t.number, "label": t.label} for t in self.tracks], "vid": vid},
+        )
 
 
 def spatial_reasoning(rng: random.Random, script_id: str) -> Script:
@@ -178,13 +203,16 @@ def spatial_reasoning(rng: random.Random, script_id: str) -> Script:
         scene.place(track, view, (start, start + length), lane=rng.choice([x for x in range(4) if x != target]))
         change = rng.randint(start + 2, start + length - 3)
         track.lanes[view].append((change, target))
-        options, answer = place_correct(rng, f"In {LANES[target]}",
-                                        [f"In {LANES[x]}" for x in range(4) if x != target])
+        options, answer = place_correct(rng, f"In {LANES[target]}", [f"In {LANES[x]}" for x in range(4) if x != target])
         question = f"What is the final driving trajectory of obj_{track.number} in view {view}?"
         last = start + length - 1
         evidence: list[Clue] = [
-            (view, change, f"lane changes of obj_{track.number}",
-             f"{track.ref} is at the {track.region(view, change)} of the frame, moving from"),
+            (
+                view,
+                change,
+                f"lane changes of obj_{track.number}",
+                f"{track.ref} is at the {track.region(view, change)} of the frame, moving from",
+            ),
             (view, last, f"lane of obj_{track.number}", track.sentence(view, last)),
         ]
         return scene.build(script_id, "MSR", question, options, answer, evidence)
@@ -210,12 +238,13 @@ def spatial_reasoning(rng: random.Random, script_id: str) -> Script:
     region = rng.choice([*REGIONS[view], NOT_SHOWN])
     scene.put_at(target, view, moment, region)
     pool = [r for r in [*REGIONS[view], NOT_SHOWN] if r != region]
-    texts = {r: NOT_SHOWN.capitalize() if r == NOT_SHOWN else f"{r.capitalize()} of the frame"
-             for r in [region, *pool]}
+    texts = {r: NOT_SHOWN.capitalize() if r == NOT_SHOWN else f"{r.capitalize()} of the frame" for r in [region, *pool]}
     options, answer = place_correct(rng, texts[region], [texts[r] for r in rng.sample(pool, 3)])
     question = f"{trigger}, where is obj_{target.number} in view {view}?"
-    evidence: list[Clue] = [(trigger_view, moment, trigger.removeprefix("When "), fact),
-                            (view, moment, f"where obj_{target.number} is", None)]
+    evidence: list[Clue] = [
+        (trigger_view, moment, trigger.removeprefix("When "), fact),
+        (view, moment, f"where obj_{target.number} is", None),
+    ]
     return scene.build(script_id, "MSR", question, options, answer, evidence)
 
 
@@ -234,22 +263,30 @@ def object_counting(rng: random.Random, script_id: str) -> Script:
         question = rng.choice([f"How many cyclists overtake obj_{n} in total?", f"How many cyclists pass obj_{n}?"])
         jackets = rng.sample(COLORS, 8)
         counted = [f"A cyclist in a {c} jacket overtakes obj_{n}." for c in jackets[:count]]
-        decoys = [f"A cyclist in a {jackets[-1]} jacket rides behind obj_{n}.", f"A motorcyclist overtakes obj_{n}.",
-                  f"A cyclist in a {jackets[-2]} jacket overtakes obj_{o}."]
+        decoys = [
+            f"A cyclist in a {jackets[-1]} jacket rides behind obj_{n}.",
+            f"A motorcyclist overtakes obj_{n}.",
+            f"A cyclist in a {jackets[-2]} jacket overtakes obj_{o}.",
+        ]
     elif kind == "sedans":
         question = f"How many {color} sedans overtake obj_{n}?"
         features = rng.sample(FEATURES, 8)
         counted = [f"A {color} sedan {f} overtakes obj_{n}." for f in features[:count]]
         others = [c for c in COLORS if c != color]
-        decoys = [f"A {rng.choice(others)} sedan {features[-1]} overtakes obj_{n}.",
-                  f"A {color} sedan {features[-2]} overtakes obj_{o}.", f"A {color} SUV overtakes obj_{n}."]
+        decoys = [
+            f"A {rng.choice(others)} sedan {features[-1]} overtakes obj_{n}.",
+            f"A {color} sedan {features[-2]} overtakes obj_{o}.",
+            f"A {color} SUV overtakes obj_{n}.",
+        ]
     else:
         question = f"How many {color} cars parked by the roadside does obj_{n} pass in total?"
         spots = rng.sample(SPOTS, 8)
         counted = [f"obj_{n} passes a {color} car parked by the roadside {s}." for s in spots[:count]]
         others = [c for c in COLORS if c != color]
-        decoys = [f"obj_{n} passes a {rng.choice(others)} car parked by the roadside {spots[-1]}.",
-                  f"obj_{o} passes a {color} car parked by the roadside {spots[-2]}."]
+        decoys = [
+            f"obj_{n} passes a {rng.choice(others)} car parked by the roadside {spots[-1]}.",
+            f"obj_{o} passes a {color} car parked by the roadside {spots[-2]}.",
+        ]
     evidence: list[Clue] = []
     for text in counted:
         views = rng.choice(["A", "B", "AB"])

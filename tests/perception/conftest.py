@@ -10,6 +10,7 @@ import pytest
 
 from tests.rendered import render_facts
 
+
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory):
     """(script, episode with paths, folder) of tests/rendered.py's facts script."""

@@ -51,8 +51,11 @@ def _queries(rng: random.Random, script: Script, count: int) -> list[Observe | L
         if end <= start:
             continue
         focus = rng.choice(["", "what the chef uses", "obj_2", "who is talking", "the person attaches the wheel"])
-        queries.append(Observe(video=video.index, start=start, end=end, focus=focus) if rng.random() < 0.7
-                       else Listen(video=video.index, start=start, end=end))
+        queries.append(
+            Observe(video=video.index, start=start, end=end, focus=focus)
+            if rng.random() < 0.7
+            else Listen(video=video.index, start=start, end=end)
+        )
     return queries
 
 

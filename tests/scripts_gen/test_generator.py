@@ -127,6 +127,8 @@ def test_ccqa_points_keywords_and_reference_answer():
             assert all(k.lower() in script.answer.lower() for k in keys)
             assert not any(k.lower() in script.question.lower() for k in keys), "the question must not give it away"
         assert [v.label for v in script.videos] == ["video A", "video B"]
+        for keys, sides in zip(keywords, script.reference["point_videos"], strict=True):
+            assert sorted(k for k in sides.values() if k) == sorted(keys)  # each keyword belongs to one video
 
 
 @pytest.mark.parametrize("task", TASK_ORDER)

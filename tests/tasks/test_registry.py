@@ -99,3 +99,17 @@ def test_unknown_task_names_the_valid_ones():
 @pytest.mark.parametrize("module", [scoring, registry])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
+
+
+def test_ccqa_keyword_dumping_does_not_pay():
+    from scripts_gen.generate import generate
+
+    script = generate("CCQA", 1, seed=0)[0]
+    ep = script.episode()
+    keywords = [k for keys in ep.reference["point_keywords"] for k in keys]
+    dump = "Video A and video B use " + ", ".join(keywords) + "."
+    assert get_task("CCQA").official(str(ep.answer), ep) == 1.0  # the reference answer itself scores full
+    both = " ".join(f"Video A uses {k}. Video B uses {k}." for k in keywords)
+    assert get_task("CCQA").official(dump, ep) < 0.75
+    assert get_task("CCQA").official(both, ep) == 0.5  # covered, but no method tied to its own video
+    assert get_task("CCQA").official(dump + " word" * 400, ep) == 0.0  # far too long: covers nothing

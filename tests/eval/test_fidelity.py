@@ -1,0 +1,93 @@
+"""Sim-to-real fidelity: the comparison table rows, and a real run over rendered BU and FSA episodes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from agentcvr.episode import Episode, VideoRef
+from agentcvr.trace import EpisodeResult, Step
+from eval.fidelity import compare, run_fidelity
+from scripts_gen.schema import Event, Evidence, Script, VideoScript, write_jsonl
+from tests.rendered import needs_tools
+
+
+def _episode(task: str, answer) -> Episode:
+    options = ["A. one", "B. two", "C. three"] if task != "FSA" else []
+    videos = [VideoRef(index=1, duration=60.0), VideoRef(index=2, duration=60.0)]
+    return Episode(id="e", task=task, question="?", options=options, videos=videos, answer=answer)
+
+
+def _result(answer: str | None, *seconds: float) -> EpisodeResult:
+    steps = [Step(turn=i, kind="tool", tool="observe", tool_seconds=s) for i, s in enumerate(seconds)]
+    return EpisodeResult(episode_id="e", task="x", answer=answer, steps=steps)
+
+
+@pytest.mark.parametrize(
+    ("task", "truth", "sim", "real", "agree", "iou"),
+    [
+        ("NC", "B", "B", "B", True, None),  # same letter
+        ("NC", "B", "B", " b.", True, None),  # same after normalization
+        ("NC", "B", "B", "C", False, None),  # different decision
+        ("NC", "B", "B", None, False, None),  # real run failed to answer
+        ("BU", ["A", "C"], "AC", "C, A", True, None),  # multi-select: the set decides
+        ("FSA", [10, 20], "10,20", "10,20", None, 1.0),
+        ("FSA", [10, 20], "10,20", "15,25", None, 1 / 3),  # CrossVid IoU: 5 / (25 - 10)
+        ("FSA", [10, 20], "10,20", "no idea", None, 0.0),  # unparseable counts 0
+    ],
+)
+def test_compare(task, truth, sim, real, agree, iou):
+    pair = compare(_episode(task, truth), _result(sim, 0.001), _result(real, 2.0, 3.0))
+    assert pair.agree == agree
+    assert pair.iou == (pytest.approx(iou) if iou is not None else None)
+    assert pair.sim_call_seconds == [0.001] and pair.real_call_seconds == [2.0, 3.0]
+
+
+def fsa_script() -> Script:
+    """A short FSA item: the reference step in video 1 at 4-12 s, the same step in video 2 at 14-24 s."""
+    return Script(
+        id="FSA-small",
+        task="FSA",
+        question="Find the segment of video 2 that serves the same function as the reference segment of video 1.",
+        answer=[14, 24],
+        context={"reference segment": "4-12 s of video 1"},
+        videos=[
+            VideoScript(index=1, duration=20, events=[Event(start=4, end=12, visual="The cook cracks two eggs.")]),
+            VideoScript(
+                index=2,
+                duration=30,
+                events=[
+                    Event(start=2, end=10, visual="The cook washes a pan."),
+                    Event(start=14, end=24, visual="The cook breaks three eggs into a bowl."),
+                ],
+            ),
+        ],
+        evidence=[
+            Evidence(video=1, start=4, end=12, fact="The cook cracks two eggs."),
+            Evidence(video=2, start=14, end=24, fact="The cook breaks three eggs into a bowl."),
+        ],
+    )
+
+
+@pytest.mark.slow
+@needs_tools
+def test_expert_fidelity_on_rendered_episodes(tmp_path):
+    from scripts_gen.generate import generate
+    from scripts_gen.render import render_scripts
+
+    write_jsonl([*generate("BU", 1, seed=3), fsa_script()], tmp_path / "scripts.jsonl")
+    render_scripts(tmp_path / "scripts.jsonl", tmp_path / "rendered", progress=False)
+    console = Console(record=True, width=200)
+    report = run_fidelity(tmp_path / "rendered", "expert", out_dir=tmp_path / "out", console=console)
+
+    rows = {row.task: row for row in report.rows()}
+    assert rows["BU"].overlap == 1.0 and rows["FSA"].iou == 1.0  # OCR delivered every evidence fact verbatim
+    assert rows["all"].real_accuracy == 1.0 and rows["all"].real_errors == 0
+    assert rows["all"].real_call_ms > rows["all"].sim_call_ms > 0
+    assert "Sim-to-real fidelity" in console.export_text()
+    summary = json.loads((tmp_path / "out" / "fidelity.json").read_text())
+    assert summary["episodes"] == 2 and summary["rows"][-1]["task"] == "all"
+    pairs = (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()
+    assert len(pairs) == 2 and json.loads(pairs[1])["real"]["steps"][0]["tool"] == "observe"

@@ -1,0 +1,292 @@
+"""`agentcvr train-sim`, top to bottom: config -> scripts -> expert trajectories -> tokenizer + model -> warm-start SFT
+-> held-out evaluation -> GRPO in the simulator -> held-out evaluation -> curves and report.
+
+Every stage leaves its result in the run folder, so `--resume` after a crash (even kill -9) skips finished stages and
+continues GRPO from its last complete checkpoint with the same step counter; the metrics log is cut back to that
+step, so no step is lost or counted twice. Layout of a run folder:
+
+    config.yaml            resolved config + package versions
+    warmstart/             SFT model, tokenizer, tools.json, sft.json, sft_loss.png, DONE
+    eval_expert.json  eval_warmstart.json  eval_final.json
+    grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
+    metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
+    final/                 the trained policy: `agentcvr run --policy hf:RUN/final`
+    grpo_curves.png  report.json  report.md
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import time
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from agentcvr.protocols import Limits
+from scripts_gen.schema import Script
+from train.config import TrainConfig
+
+STAGES = ("warm start", "evaluation", "GRPO", "final evaluation")
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    found = {"python": platform.python_version()}
+    for name in ("agentcvr", "torch", "transformers", "trl", "tokenizers", "accelerate", "datasets"):
+        try:
+            found[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pass
+    return found
+
+
+def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Script]]:
+    """SFT scripts, GRPO scripts (fresh indices of the training seed) and held-out scripts (another seed)."""
+    from scripts_gen.generate import generate, generate_one
+
+    d = cfg.data
+    if d.heldout_seed == d.train_seed:
+        raise ValueError("data.heldout_seed must differ from data.train_seed")
+    sft = [generate_one(task, i, d.train_seed) for task in d.tasks for i in range(d.train_per_task)]
+    grpo = [
+        generate_one(task, i, d.train_seed)
+        for task in d.tasks
+        for i in range(d.train_per_task, d.train_per_task + d.grpo_per_task)
+    ]
+    heldout = [s for task in d.tasks for s in generate(task, d.heldout_per_task, d.heldout_seed)]
+    return sft, grpo, heldout
+
+
+def make_perception(cfg: TrainConfig, scripts: dict[str, Script]):
+    from simulator.noise import Noise
+    from simulator.script_sim import ScriptSimulator
+
+    s = cfg.simulator
+    noise = None
+    if s.jitter_seconds or s.drop_probability or s.paraphrase_probability:
+        noise = Noise(seed=cfg.seed, jitter_seconds=s.jitter_seconds, drop_probability=s.drop_probability,
+                      paraphrase_probability=s.paraphrase_probability)
+    if s.kind == "llm":
+        from simulator.llm_sim import LLMSimulator
+
+        return LLMSimulator(scripts, base_url=s.url, model=s.model, temperature=s.temperature, noise=noise)
+    return ScriptSimulator(scripts, max_events=s.max_events, noise=noise)
+
+
+class Run:
+    """One train-sim run in a folder; each method is a stage that can be skipped when its output exists."""
+
+    def __init__(self, cfg: TrainConfig, out: Path, resume: bool = False, console: Console | None = None):
+        self.cfg, self.out, self.resume = cfg, Path(out), resume
+        self.console = console or Console()
+        self.limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
+        self.timings: dict[str, float] = {}
+
+    def log(self, message: str) -> None:
+        self.console.print(message)
+        with (self.out / "train.log").open("a") as handle:
+            handle.write(f"{time.strftime('%H:%M:%S')} {message}\n")
+
+    # -- stages ---------------------------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        if self.out.exists() and any(self.out.iterdir()) and not self.resume:
+            raise FileExistsError(f"{self.out} is not empty: pass --resume to continue it, or choose another --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+        resolved = {**self.cfg.model_dump(), "versions": versions()}
+        (self.out / "config.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+        started = time.perf_counter()
+        self.sft_scripts, self.grpo_scripts, self.heldout = make_scripts(self.cfg)
+        self.timings["scripts"] = time.perf_counter() - started
+        self.log(f"scripts: {len(self.sft_scripts)} warm-start, {len(self.grpo_scripts)} GRPO, "
+                 f"{len(self.heldout)} held-out (seed {self.cfg.data.heldout_seed}), tasks {self.cfg.data.tasks}")
+
+    def warm_start(self) -> Path:
+        """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder."""
+        from agentcvr.policies.expert import ExpertPolicy
+        from train import sft
+        from train.environment import tool_schemas
+        from train.tiny_model import build_tiny_model, load_policy_model, parameter_count
+        from train.tokenizer import train_tokenizer
+        from train.trajectories import expert_conversations, scripts_by_id
+
+        folder = self.out / "warmstart"
+        if (folder / "DONE").exists():
+            self.log(f"warm start: reusing {folder}")
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        started = time.perf_counter()
+        table = scripts_by_id(self.sft_scripts)
+        conversations, _ = expert_conversations(
+            self.sft_scripts, ExpertPolicy(table), make_perception(self.cfg, table), self.limits
+        )
+        tools = tool_schemas()
+        if self.cfg.model.kind == "tiny":
+            from train.tokenizer import SPECIAL_TOKENS
+
+            plain = train_tokenizer(SPECIAL_TOKENS, vocab_size=300)  # only its template renders the corpus
+            texts = sft.render(plain, conversations, tools)
+            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size)
+            model = build_tiny_model(self.cfg.model, tokenizer, seed=self.cfg.seed)
+        else:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.cfg.model.name_or_path)
+            model = load_policy_model(self.cfg.model)
+            texts = sft.render(tokenizer, conversations, tools)
+        self.timings["trajectories"] = time.perf_counter() - started
+        self.log(f"warm start: {len(conversations)} expert trajectories, tokenizer {len(tokenizer)} tokens, "
+                 f"model {parameter_count(model) / 1e6:.2f} M parameters")
+        if self.cfg.sft.enabled:
+            result = sft.train_sft(model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log)
+            sft.save_result(result, folder / "sft.json")
+            sft.plot_sft(result, folder / "sft_loss.png")
+            self.log(f"warm start: {result.stopped} after {result.epochs} epochs / {result.steps} steps "
+                     f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f}")
+        self.save_policy(model, tokenizer, folder)
+        (folder / "DONE").write_text("ok")
+        self.timings["warm_start"] = time.perf_counter() - started
+        return folder
+
+    def evaluate(self, name: str, policy_dir: Path | None) -> dict:
+        """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON."""
+        from agentcvr.policies.expert import ExpertPolicy
+        from agentcvr.policies.hf_policy import HFPolicy
+        from train.evaluate import evaluate
+        from train.trajectories import scripts_by_id
+
+        path = self.out / f"eval_{name}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        table = scripts_by_id(self.heldout)
+        if policy_dir is None:
+            policy = ExpertPolicy(table)
+        else:
+            policy = HFPolicy(policy_dir, temperature=self.cfg.eval.temperature, max_new_tokens=self.cfg.eval.max_new_tokens)
+        report = evaluate(policy, self.heldout, make_perception(self.cfg, table), self.limits)
+        path.write_text(json.dumps(report, indent=1))
+        overall = report["overall"]
+        self.log(f"held-out {name}: success {overall['success']:.1%}, turns {overall['turns']:.2f}, "
+                 f"tool calls {overall['tool_calls']:.2f} ({report['seconds']:.0f} s)")
+        return report
+
+    def grpo(self, warm_start: Path) -> Path:
+        """GRPO from the warm start; resumes from the last complete checkpoint. Returns the final policy folder."""
+        from datasets import Dataset
+
+        from train.grpo import build_trainer
+        from train.monitoring import (
+            CompletionMarker, MetricsLogger, RichProgress, WallClockLimit, last_complete_checkpoint, truncate_metrics,
+        )
+        from train.tokenizer import load_tokenizer
+        from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
+
+        final = self.out / "final"
+        if (final / "DONE").exists():
+            self.log(f"GRPO: reusing {final}")
+            return final
+        grpo_dir, metrics = self.out / "grpo", self.out / "metrics.jsonl"
+        grpo_dir.mkdir(exist_ok=True)
+        checkpoint = last_complete_checkpoint(grpo_dir)
+        if checkpoint is not None:
+            step = int(checkpoint.name.rsplit("-", 1)[1])
+            dropped = truncate_metrics(metrics, step) if metrics.exists() else 0
+            self.log(f"GRPO: resuming from {checkpoint.name} (step {step}; {dropped} later metric rows dropped)")
+            for torn in grpo_dir.glob("checkpoint-*"):  # newer, incomplete checkpoints from the crash
+                if torn != checkpoint and int(torn.name.rsplit("-", 1)[1]) > step:
+                    shutil.rmtree(torn, ignore_errors=True)
+        elif metrics.exists():
+            metrics.unlink()
+        table = scripts_by_id(self.grpo_scripts)
+        tokenizer = load_tokenizer(str(warm_start))
+        rows = prompt_rows(self.grpo_scripts, self.limits)
+        rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
+        clock = WallClockLimit(self.cfg.grpo.max_seconds)
+        trainer = build_trainer(
+            self.cfg, str(warm_start), tokenizer, Dataset.from_list(rows), episodes_by_id(table),
+            make_perception(self.cfg, table), grpo_dir, self.out / "tb",
+            callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],
+        )
+        started = time.perf_counter()
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        self.timings["grpo"] = time.perf_counter() - started
+        if clock.stopped_early:
+            self.log(f"GRPO: stopped by the {self.cfg.grpo.max_seconds:.0f} s wall-clock limit at step "
+                     f"{trainer.state.global_step}")
+        self.save_policy(trainer.model, tokenizer, final)
+        (final / "DONE").write_text(str(trainer.state.global_step))
+        return final
+
+    # -- helpers --------------------------------------------------------------------------------------------------
+
+    def _prompt_length(self, tokenizer, messages: list[dict]) -> int:
+        from train.environment import tool_schemas
+
+        if not hasattr(self, "_tools"):
+            self._tools = tool_schemas()
+        return len(tokenizer.apply_chat_template(messages, tools=self._tools, add_generation_prompt=True))
+
+    def save_policy(self, model, tokenizer, folder: Path) -> None:
+        from agentcvr.policies.hf_policy import TOOLS_FILE
+        from train.environment import tool_schemas
+
+        folder.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
+        (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
+
+
+def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Console | None = None) -> dict:
+    """The whole pipeline; returns the report (also written to report.json / report.md)."""
+    from train.evaluate import comparison_table
+    from train.monitoring import plot_curves, read_metrics
+
+    run = Run(cfg, out, resume, console)
+    started = time.perf_counter()
+    run.prepare()
+    warm = run.warm_start()
+    reports = {}
+    if cfg.eval.enabled:
+        reports["expert"] = run.evaluate("expert", None)
+        reports["warmstart"] = run.evaluate("warmstart", warm)
+    final = run.grpo(warm)
+    if cfg.eval.enabled:
+        reports["grpo"] = run.evaluate("final", final)
+    metrics = read_metrics(run.out / "metrics.jsonl")
+    plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
+    throughput = _throughput(metrics)
+    report = {
+        "preset": cfg.name,
+        "seconds_this_process": time.perf_counter() - started,
+        "timings": run.timings,
+        "steps": metrics[-1]["step"] if metrics else 0,
+        "throughput": throughput,
+        "heldout": reports,
+    }
+    (run.out / "report.json").write_text(json.dumps(report, indent=1))
+    table = comparison_table(reports) if reports else ""
+    (run.out / "report.md").write_text(f"# train-sim {cfg.name}\n\n```\n{table}\n```\n\n{json.dumps(throughput)}\n")
+    if table:
+        run.log("held-out success per task (expert = upper bound, warmstart = SFT start, grpo = end):\n" + table)
+    run.log(f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
+            f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step")
+    run.log(f"done in {report['seconds_this_process']:.0f} s: {run.out}/final, curves {run.out}/grpo_curves.png")
+    return report
+
+
+def _throughput(metrics: list[dict]) -> dict:
+    rows = [row for row in metrics if row.get("step_time")]
+    if not rows:
+        return {"completions_per_second": 0.0, "simulator_share": 0.0, "step_seconds": 0.0}
+    step = sum(row["step_time"] for row in rows) / len(rows)
+    return {
+        "completions_per_second": sum(row.get("throughput/completions_per_second", 0.0) for row in rows) / len(rows),
+        "simulator_share": sum(row.get("throughput/simulator_share", 0.0) for row in rows) / len(rows),
+        "step_seconds": step,
+    }
