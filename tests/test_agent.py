@@ -165,3 +165,11 @@ def test_policy_never_sees_the_ground_truth(pet_script, simulator):
     Agent(policy, simulator).run(pet_script.episode())
     text = json.dumps(policy.seen[0])
     assert "dog runs" not in text and "kitty" not in text  # no script content before a tool call
+
+
+def test_a_repeated_call_is_answered_with_a_note(pet_script, simulator):
+    same = qwen("listen", {"video": 1, "start": 0, "end": 30})
+    result = Agent(ScriptedPolicy([same, same, qwen("answer", {"answer": "A"})]), simulator).run(pet_script.episode())
+    assert not result.steps[0].observation.startswith("(You already")
+    assert result.steps[1].observation.startswith("(You already made this exact call at turn 0")
+    assert result.steps[1].observation.endswith("good morning kitty")

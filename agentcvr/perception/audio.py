@@ -4,7 +4,9 @@
     agent.listen("talk.mp4", start=0, end=30)           # "[0.0 - 4.2]: Good morning." or "No speech detected."
 
 Decode settings are the paper's (appendix C): beam 5, temperature 0 (no fallback), no conditioning on previous text,
-no-speech threshold 0.6, log-prob threshold -1, language configurable. `model` is a name from `agentcvr.models`
+no-speech threshold 0.6, log-prob threshold -1, language configurable; plus faster-whisper's Silero VAD, which the
+paper does not mention: without it Whisper writes "You" into silent stretches and dates speech to the start of its
+30 s window (benchmarks/asr_wer.py measures both ways). `model` is a name from `agentcvr.models`
 (fetched offline from pinned wheels), a CTranslate2 Whisper folder, or a faster-whisper size such as `large-v3`
 (downloaded from the hub, for GPU servers). Only the requested interval is decoded (PyAV seeks to it) and
 resampled to 16 kHz mono; times in the output are the clip's own seconds. Results are cached by (file content

@@ -318,7 +318,8 @@ def describe_motion(thumbs: Any) -> str:
         return "the picture changes throughout" if changed > 0.2 else "something moves"
     (x0, y0), (x1, y1) = centres[0], centres[-1]
     moving = np.concatenate([thumbs[i][masks[i]] for i in range(len(thumbs))])
-    thing = f"a {colour_name(np.median(moving, axis=0))} object" if len(moving) else "an object"
+    colour = colour_name(np.median(moving, axis=0)) if len(moving) else ""
+    thing = f"{'an' if colour[:1] in ('', 'o') else 'a'} {colour} object".replace("  ", " ")
     horizontal = "left to right" if x1 - x0 > 0.1 else "right to left" if x0 - x1 > 0.1 else ""
     vertical = "downwards" if y1 - y0 > 0.15 else "upwards" if y0 - y1 > 0.15 else ""
     direction = " and ".join(d for d in (horizontal, vertical) if d)

@@ -13,9 +13,10 @@ the trace. Observations are cached by (file fingerprint, clip interval, frames, 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -64,7 +65,7 @@ class RealPerceptionConfig(BaseModel):
 
 @dataclass
 class CallRecord:
-    """One perception call: what, how long, cached or not, and the error if any."""
+    """One perception call: what, how long, and the error if any."""
 
     tool: str
     episode: str
@@ -72,7 +73,6 @@ class CallRecord:
     start: float
     end: float
     seconds: float
-    cached: bool
     error: str | None = None
 
 
@@ -94,7 +94,7 @@ class RealPerception:
         self._audio_pool = ThreadPoolExecutor(c.audio_workers, thread_name_prefix="listen")
         self._cache: OrderedDict[tuple, str] = OrderedDict()
         self._lock = threading.Lock()
-        self.calls: list[CallRecord] = []
+        self.calls: deque[CallRecord] = deque(maxlen=10_000)  # the latest calls, for latency and error stats
 
     # --- the Perception protocol -------------------------------------------------------------------------------
     def observe(self, episode: Episode, action: Observe) -> str:
@@ -110,14 +110,13 @@ class RealPerception:
 
     def listen(self, episode: Episode, action: Listen) -> str:
         ref = self._video(episode, action.video, action.end)
-        path = self.resolve(ref)
         return self._call(
             "listen",
             episode,
             action,
             self._audio_pool,
             self.config.listen_timeout,
-            lambda: self.audio.listen(path, action.start, action.end, ref.offset),
+            lambda: self.audio.listen(self.resolve(ref), action.start, action.end, ref.offset),
         )
 
     # --- work ---------------------------------------------------------------------------------------------------
@@ -154,8 +153,7 @@ class RealPerception:
         work: Callable[[], str],
     ) -> str:
         started = time.perf_counter()
-        hits = self.sampler.hits
-        record = CallRecord(tool, episode.id, action.video, action.start, action.end, 0.0, False)
+        record = CallRecord(tool, episode.id, action.video, action.start, action.end, 0.0)
         try:
             future = pool.submit(work)
             try:
@@ -169,7 +167,6 @@ class RealPerception:
             raise
         finally:
             record.seconds = time.perf_counter() - started
-            record.cached = self.sampler.hits > hits
             with self._lock:
                 self.calls.append(record)
 
@@ -224,6 +221,39 @@ class RealPerception:
         self.close()
 
 
+MANIFEST = "manifest.jsonl"  # written by scripts_gen.render: {"id", "videos": [{"index", "path", "offset", ...}]}
+
+
+def read_manifest(folder: str | Path) -> dict[str, dict]:
+    """The rendered-videos manifest of a folder, by episode id (paths in it are relative to the folder)."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"no {MANIFEST} in {folder}: render the scripts there first (agentcvr render)")
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {entry["id"]: entry for entry in entries}
+
+
+def attach_videos(episodes: list[Episode], folder: str | Path) -> list[Episode]:
+    """Copies of the episodes whose videos point at the rendered files (absolute paths, clip offsets) of `folder`;
+    every episode must have been rendered there."""
+    root = Path(folder).resolve()
+    manifest = read_manifest(root)
+    missing = [e.id for e in episodes if e.id not in manifest]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise FileNotFoundError(f"{len(missing)} episode(s) not rendered in {root}: {shown} (agentcvr render)")
+    attached = []
+    for episode in episodes:
+        copy = episode.model_copy(deep=True)
+        files = {video["index"]: video for video in manifest[episode.id]["videos"]}
+        for ref in copy.videos:
+            if ref.index not in files:
+                raise FileNotFoundError(f"episode {episode.id}: video {ref.index} is not in {root / MANIFEST}")
+            ref.path, ref.offset = str(root / files[ref.index]["path"]), float(files[ref.index]["offset"])
+        attached.append(copy)
+    return attached
+
+
 def _frame_probe(path: str, offset: float) -> Callable[[float], tuple[Any, float]]:
     """Decode single small frames of one file by clip time (for placing scene cuts); one reader per call."""
     import decord
@@ -244,4 +274,4 @@ def _frame_probe(path: str, offset: float) -> Callable[[float], tuple[Any, float
     return frame_at
 
 
-__all__ = ["CallRecord", "PerceptionError", "RealPerception", "RealPerceptionConfig"]
+__all__ = ["CallRecord", "PerceptionError", "RealPerception", "RealPerceptionConfig", "attach_videos", "read_manifest"]

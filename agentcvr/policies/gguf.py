@@ -9,6 +9,9 @@ Speed on a 2-core machine comes from three things:
   tokens that were sampled, so the server's prompt cache reuses the whole previous turn;
 - one slot with `cache_prompt`: each turn only evaluates the new observation message;
 - capped free text (`thought`, `focus_prompt`) and `max_tokens`.
+At the turn limit, when the loop asks for the final answer, the grammar holds only the answer shape (anything else
+would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B) holds a
+20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's message.
 
     policy = GGUFPolicy()                       # fetches qwen2.5-coder-0.5b on first use
     Agent(policy, ScriptSimulator(scripts)).run(episode)
@@ -23,6 +26,7 @@ from typing import Any
 from agentcvr.episode import Episode
 from agentcvr.models import DEFAULT_MASTER, ensure_model
 from agentcvr.policies.json_protocol import turn_schema
+from agentcvr.prompts import FORCE_ANSWER
 from agentcvr.protocols import PolicyOutput
 
 # llguidance options: no free whitespace, one-line separators (see the module docstring).
@@ -71,7 +75,7 @@ class GGUFPolicy:
     def __init__(
         self,
         model_path: str | Path | None = None,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         threads: int = 1,
         max_tokens: int = 256,
         seed: int = 0,
@@ -85,9 +89,11 @@ class GGUFPolicy:
         self._grammars: dict[str, str] = {}
         self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
 
-    def grammar(self, episode: Episode) -> str:
+    def grammar(self, episode: Episode, answer_only: bool = False) -> str:
         """The grammar of one turn for this episode (built once per distinct schema)."""
         schema = turn_schema(episode, self.thought_chars, self.focus_chars)
+        if answer_only:
+            schema = schema["anyOf"][-1]
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
             self._grammars[key] = json_grammar(schema)
@@ -100,7 +106,7 @@ class GGUFPolicy:
             "temperature": self.temperature,
             "seed": self.seed,
             "cache_prompt": True,
-            "grammar": self.grammar(episode),
+            "grammar": self.grammar(episode, answer_only=_forced(messages)),
         }
         response = completion(self.server, request)
         usage = response.get("usage", {})
@@ -112,13 +118,22 @@ class GGUFPolicy:
         )
 
 
+def _forced(messages: list[dict]) -> bool:
+    """Whether the loop has asked for the final answer: then only the answer shape is well-formed."""
+    last = messages[-1] if messages else {}
+    return last.get("role") == "user" and str(last.get("content", "")).startswith(_FORCE_PREFIX)
+
+
+_FORCE_PREFIX = FORCE_ANSWER.split("{", 1)[0].strip()
+
+
 class GGUFChat:
     """A chat backend (`messages -> text`) over a local GGUF model: the embedded LLM simulator or augmenter."""
 
     def __init__(
         self,
         model_path: str | Path | None = None,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         threads: int = 1,
         max_tokens: int = 256,
         temperature: float = 0.0,

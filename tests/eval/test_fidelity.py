@@ -85,6 +85,7 @@ def test_expert_fidelity_on_rendered_episodes(tmp_path):
     rows = {row.task: row for row in report.rows()}
     assert rows["BU"].overlap == 1.0 and rows["FSA"].iou == 1.0  # OCR delivered every evidence fact verbatim
     assert rows["all"].real_accuracy == 1.0 and rows["all"].real_errors == 0
+    assert rows["all"].facts_verbatim == rows["all"].facts_normalized == rows["all"].facts > 0
     assert rows["all"].real_call_ms > rows["all"].sim_call_ms > 0
     assert "Sim-to-real fidelity" in console.export_text()
     summary = json.loads((tmp_path / "out" / "fidelity.json").read_text())

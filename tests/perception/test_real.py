@@ -71,7 +71,7 @@ def test_failures_are_recorded_in_the_trace_and_told_to_the_model(rendered, perc
     assert missing.kind == "tool_error" and "VideoNotFound" in missing.error and "/nonexistent/cat.mp4" in missing.error
     assert silent.kind == "tool_error" and "NoAudioTrack" in silent.error
     assert missing.observation.startswith("Error: ") and result.answer == "A"
-    assert [c.error is not None for c in perception.calls[-2:]] == [True, True]
+    assert [c.error is not None for c in list(perception.calls)[-2:]] == [True, True]
 
 
 def test_a_call_past_its_timeout_raises(rendered):

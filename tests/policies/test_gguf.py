@@ -10,6 +10,7 @@ import pytest
 from agentcvr.agent import Agent
 from agentcvr.models import DEFAULT_MASTER, get_spec, models_dir
 from agentcvr.parsing import ParsedTurn, parse_turn
+from agentcvr.prompts import FORCE_ANSWER, initial_messages
 from agentcvr.protocols import Limits
 from scripts_gen.schema import Event, Evidence, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
@@ -63,15 +64,18 @@ def umbrella_script() -> Script:
     )
 
 
+# Errors a grammar over the protocol rules out; only value errors (e.g. end before start) stay possible.
+SYNTAX_ERRORS = ("empty", "bad_json", "no_action", "several_objects", "unknown_tool", "missing_field", "unknown_video")
+
+
 def test_one_real_episode_through_the_agent_and_the_simulator(policy, umbrella_script):
-    limits = Limits(max_turns=4)  # shrunk from 20 to keep the test near 15 s on one thread
-    result = Agent(policy, ScriptSimulator({umbrella_script.id: umbrella_script}), limits).run(
-        umbrella_script.episode()
-    )
+    limits = Limits(max_turns=3)  # shrunk from 20: three turns (observe, observe or answer, forced answer) suffice
+    simulator = ScriptSimulator({umbrella_script.id: umbrella_script})
+    result = Agent(policy, simulator, limits).run(umbrella_script.episode())
 
     assert 1 <= result.turns <= limits.max_turns
-    # the grammar makes every turn a valid action: no format errors, and the episode ends in a well-formed answer
-    assert result.format_errors == 0 and result.valid_action_rate == 1.0
+    assert not [s.error for s in result.steps if s.kind == "format_error" and s.error.startswith(SYNTAX_ERRORS)]
+    # at the turn limit the grammar holds only the answer shape, so the episode always ends in a letter
     assert result.failure is None and result.answer in {"A", "B", "C", "D"}
     assert all(step.prompt_tokens > 0 and step.completion_tokens > 0 for step in result.steps if step.kind != "tool")
     assert policy.timings[-1]["cache_n"] > 0 or result.turns == 1  # later turns reuse the KV cache of earlier ones
@@ -79,13 +83,16 @@ def test_one_real_episode_through_the_agent_and_the_simulator(policy, umbrella_s
 
 def test_each_turn_is_one_compact_protocol_object(policy, umbrella_script):
     episode = umbrella_script.episode()
-    from agentcvr.prompts import initial_messages
+    messages = initial_messages(episode, "json", 4)
 
-    output = policy.act(initial_messages(episode, "json", 4), episode)
+    output = policy.act(messages, episode)
     assert "\n" not in output.content  # compact separators: fewer tokens, exact re-tokenization
     turn = parse_turn(output.content, None, episode)
     assert isinstance(turn, ParsedTurn) and turn.format == "json"
-    assert json.loads(output.content)["action"] in {"observe", "get_caption", "answer"}
+
+    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter.")}
+    answer = json.loads(policy.act([*messages, forced], episode).content)
+    assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
 
 
 def test_the_embedded_model_can_word_the_llm_simulator(umbrella_script):
