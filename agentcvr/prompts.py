@@ -26,16 +26,19 @@ Videos are numbered from 1; times are seconds from the start of each video. Look
 on what the agents report, not on guesses. You have at most {{ max_turns }} turns."""
 )
 
+# Placeholders, not example values: small models copy a literal example call word for word, turn after turn.
 SYSTEM_JSON = _ENV.from_string(
     """You are the master agent of a video question-answering team. You cannot see the videos yourself.
-Each turn, reply with exactly one JSON object, one of:
-{"action": "observe", "thought": "...", "params": {"observation_targets": [{"video_index": 1, "start_time": 0, \
-"end_time": 10, "num_frames": 16}], "focus_prompt": "what to look for"}}
-{"action": "get_caption", "thought": "...", "params": {"video_index": 1, "start_time": 0, "end_time": 10}}
-{"action": "answer", "thought": "...", "final_answer": "B"}
+Each turn, reply with exactly one JSON object of one of these shapes (fill in the <...> parts):
+{"action": "observe", "thought": "<why>", "params": {"observation_targets": [{"video_index": <video number>, \
+"start_time": <seconds>, "end_time": <seconds>}], "focus_prompt": "<what to look for>"}}
+{"action": "get_caption", "thought": "<why>", "params": {"video_index": <video number>, "start_time": <seconds>, \
+"end_time": <seconds>}}
+{"action": "answer", "thought": "<why>", "final_answer": "<answer>"}
 observe asks the visual agent what happens in those intervals; get_caption returns the speech in one.
-Videos are numbered from 1; times are seconds from the start of each video. Look before you answer: base the answer
-on what the agents report, not on guesses. You have at most {{ max_turns }} turns."""
+Videos are numbered from 1; times are seconds from the start of each video. Look at every video the question is
+about (a whole video first, then zoom in), listen where speech may matter, never repeat a call, and answer from
+what the agents report, not from guesses. You have at most {{ max_turns }} turns."""
 )
 
 USER = _ENV.from_string(

@@ -182,11 +182,11 @@ def _facts(script: Script | None, real: EpisodeResult) -> dict[str, int]:
     return {
         "facts": len(facts),
         "facts_verbatim": sum(f in seen for f in facts),
-        "facts_normalized": sum(_plain(f) in _plain(seen) for f in facts),
+        "facts_normalized": sum(plain_text(f) in plain_text(seen) for f in facts),
     }
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
     """Lower-case words joined by single spaces: 'Lena, after all' and 'Lena: After all' read the same."""
     return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 

@@ -1,21 +1,70 @@
 """Held-out simulator evaluation: the real agent loop (`Agent` + `HFPolicy` + `ScriptSimulator`) on scripts generated
 with a different seed, per task kind: success (the official CrossVid score), mean turns, tool calls, answered share.
 
-The same function scores the expert on the same scripts, the upper bound the warm start is compared with.
+The same function scores the expert on the same scripts, the upper bound the warm start is compared with. A policy
+with `act_batch` (HFPolicy) serves many episodes at once: each episode runs its own agent loop in a thread, and
+`BatchingPolicy` gathers their pending turns into one generation batch, so evaluation costs a few batched turns
+rather than hundreds of single ones, while every episode still goes through the real loop, parser and simulator.
 """
 
 from __future__ import annotations
 
+import queue
 import statistics
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from agentcvr.agent import Agent
-from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.episode import Episode
+from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
 from agentcvr.tasks import get_task
 from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
+
+
+class BatchingPolicy:
+    """A `Policy` over a batched one: `act` queues the turn and waits; a server thread runs queued turns together
+    (up to `max_batch`, after at most `wait` seconds without a new arrival)."""
+
+    def __init__(self, policy, max_batch: int = 32, wait: float = 0.05):
+        self.policy, self.max_batch, self.wait = policy, max_batch, wait
+        self.protocol = policy.protocol
+        self._queue: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        future: Future = Future()
+        self._queue.put((messages, future))
+        return future.result()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while (item := self._queue.get()) is not None:
+            batch = [item]
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get(timeout=self.wait)
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                batch.append(nxt)
+            try:
+                outputs = self.policy.act_batch([messages for messages, _ in batch])
+            except Exception as error:  # every waiting episode records the policy failure
+                for _, future in batch:
+                    future.set_exception(error)
+                continue
+            for (_, future), output in zip(batch, outputs, strict=True):
+                future.set_result(output)
 
 
 def evaluate(
@@ -23,18 +72,31 @@ def evaluate(
     scripts: Sequence[Script],
     perception: Perception,
     limits: Limits,
+    batch_size: int = 32,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time."""
-    agent = Agent(policy, perception, limits)
     started = time.perf_counter()
-    rows = []
-    for done, script in enumerate(scripts, start=1):
-        episode = script.episode()
-        result = agent.run(episode)
-        rows.append((script.task, _score(result, script), result))
+    batched = hasattr(policy, "act_batch") and batch_size > 1
+    serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
+    local = threading.local()
+    done = [0]
+
+    def run(script: Script) -> tuple[str, float, EpisodeResult]:
+        if not hasattr(local, "agent"):  # one compiled loop per worker thread
+            local.agent = Agent(serving, perception, limits)
+        result = local.agent.run(script.episode())
+        done[0] += 1
         if progress is not None:
-            progress(done, len(scripts))
+            progress(done[0], len(scripts))
+        return script.task, _score(result, script), result
+
+    try:
+        with ThreadPoolExecutor(max_workers=batch_size if batched else 1) as pool:
+            rows = list(pool.map(run, scripts))
+    finally:
+        if batched:
+            serving.close()
     report = summarize(rows)
     report["seconds"] = time.perf_counter() - started
     return report

@@ -85,6 +85,8 @@ class GGUFPolicy:
     ):
         self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
+        # ~3 characters a token for this prose and JSON; leave room for the reply.
+        self.context_chars = 3 * (n_ctx - max_tokens)
         self.thought_chars, self.focus_chars = thought_chars, focus_chars
         self._grammars: dict[str, str] = {}
         self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
@@ -101,7 +103,7 @@ class GGUFPolicy:
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         request = {
-            "messages": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
+            "messages": fit_context(messages, self.context_chars),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
@@ -116,6 +118,23 @@ class GGUFPolicy:
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
+
+
+ELIDED = "[older observation elided to fit the context]"
+
+
+def fit_context(messages: list[dict], max_chars: int) -> list[dict]:
+    """Plain role/content messages; past `max_chars`, the oldest observations are elided first (system, question
+    and the latest turns stay), so a long episode ends with an answer instead of a context-overflow error."""
+    plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
+    total = sum(len(m["content"]) for m in plain)
+    for message in plain[2:-2]:
+        if total <= max_chars:
+            break
+        if message["role"] in ("user", "tool") and len(message["content"]) > len(ELIDED):
+            total -= len(message["content"]) - len(ELIDED)
+            message["content"] = ELIDED
+    return plain
 
 
 def _forced(messages: list[dict]) -> bool:

@@ -55,25 +55,34 @@ class HFPolicy:
         return list(rendered["input_ids"])
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        return self.act_batch([messages])[0]
+
+    def act_batch(self, conversations: list[list[dict]]) -> list[PolicyOutput]:
+        """One assistant turn for each conversation, generated as one left-padded batch."""
         import torch
 
-        ids = self.prompt_ids(messages)
-        input_ids = torch.tensor([ids], device=self.device)
+        prompts = [self.prompt_ids(messages) for messages in conversations]
+        width = max(len(ids) for ids in prompts)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in prompts], device=self.device)
+        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
         sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
         with torch.no_grad():
             output = self.model.generate(
                 input_ids=input_ids,
-                attention_mask=torch.ones_like(input_ids),
+                attention_mask=attention,
                 max_new_tokens=self.max_new_tokens,
                 eos_token_id=self.stop_ids,
-                pad_token_id=self.tokenizer.pad_token_id,
+                pad_token_id=pad,
                 top_k=None,
                 top_p=None,
                 **sampling,
             )
-        new = output[0, len(ids):].tolist()
-        while new and new[-1] in self.stop_ids:
-            new = new[:-1]
-        # Keep special tokens: <tool_call> markers are special tokens of our tokenizers and the parser needs them.
-        text = self.tokenizer.decode(new, skip_special_tokens=False)
-        return PolicyOutput(content=text.strip(), prompt_tokens=len(ids), completion_tokens=len(new))
+        results = []
+        for ids, row in zip(prompts, output[:, width:].tolist(), strict=True):
+            end = next((i for i, token in enumerate(row) if token in self.stop_ids), len(row))
+            new = row[:end]
+            # Keep special tokens: <tool_call> markers are special tokens of our tokenizers and the parser needs them.
+            text = self.tokenizer.decode(new, skip_special_tokens=False)
+            results.append(PolicyOutput(content=text.strip(), prompt_tokens=len(ids), completion_tokens=len(new)))
+        return results

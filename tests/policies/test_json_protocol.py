@@ -54,3 +54,16 @@ def test_targets_name_real_videos_inside_their_durations():
     assert get_caption["properties"]["params"]["anyOf"] == shapes
     assert all(branch["additionalProperties"] is False for branch in schema["anyOf"])
     assert list(answer["properties"]) == ["action", "thought", "final_answer"]  # the order the model writes
+
+
+def test_fit_context_elides_oldest_observations_first():
+    from agentcvr.policies.gguf import ELIDED, fit_context
+
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "question"}]
+    for turn in range(6):
+        messages += [{"role": "assistant", "content": f"call {turn}"}, {"role": "user", "content": f"obs {turn} " * 50}]
+    fitted = fit_context(messages, max_chars=1500)
+    assert sum(len(m["content"]) for m in fitted) <= 1500
+    assert fitted[:2] == messages[:2] and fitted[-1] == messages[-1]
+    assert fitted[3]["content"] == ELIDED and fitted[-1]["content"].startswith("obs 5")
+    assert fit_context(messages, max_chars=10**6) == messages  # nothing elided when it fits
