@@ -235,9 +235,13 @@ class Run:
         from agentcvr.policies.hf_policy import TOOLS_FILE
         from train.environment import tool_schemas
 
+        from train.tokenizer import mark_plain
+
         folder.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
+        if self.cfg.model.kind == "tiny":
+            mark_plain(folder)
         (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
         (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
 

@@ -14,7 +14,9 @@ special tokens, so token boundaries never straddle them and pieces tokenized apa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
@@ -54,14 +56,25 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 4096, max_token_leng
 
 
 def load_tokenizer(path: str) -> PreTrainedTokenizerFast:
-    """A saved tokenizer with its response template restored (transformers does not save it for our template)."""
-    from transformers import AutoTokenizer
+    """A saved tokenizer with its response template (TRL's tool-call parser) restored where missing."""
     from trl.chat_template_utils import add_response_schema
 
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    from agentcvr.policies.hf_policy import load_tokenizer as load
+
+    tokenizer = load(path)
     if getattr(tokenizer, "response_template", None) is None and getattr(tokenizer, "response_schema", None) is None:
         try:
             add_response_schema(tokenizer)
         except ValueError:
-            pass  # a template TRL does not know: parsing falls back to agentcvr.parsing in HFPolicy
+            pass  # a template TRL does not know: HFPolicy still works (agentcvr.parsing reads the text)
     return tokenizer
+
+
+def mark_plain(folder: Path) -> None:
+    """Declare a saved tokenizer as loaded-as-saved (see agentcvr.policies.hf_policy.PLAIN_TOKENIZER)."""
+    from agentcvr.policies.hf_policy import PLAIN_TOKENIZER
+
+    path = folder / "tokenizer_config.json"
+    config = json.loads(path.read_text())
+    config["tokenizer_class"] = PLAIN_TOKENIZER
+    path.write_text(json.dumps(config, indent=2))

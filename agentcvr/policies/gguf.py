@@ -82,8 +82,12 @@ class GGUFPolicy:
         temperature: float = 0.0,
         thought_chars: int = 120,
         focus_chars: int = 160,
+        min_calls: int = 2,
     ):
         self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
+        # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
+        # 4 calls first; we enforce a smaller number in the grammar instead of asking).
+        self.min_calls = min_calls
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
         self.context_chars = 3 * (n_ctx - max_tokens)
@@ -91,11 +95,13 @@ class GGUFPolicy:
         self._grammars: dict[str, str] = {}
         self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
 
-    def grammar(self, episode: Episode, answer_only: bool = False) -> str:
+    def grammar(self, episode: Episode, answer_only: bool = False, tools_only: bool = False) -> str:
         """The grammar of one turn for this episode (built once per distinct schema)."""
         schema = turn_schema(episode, self.thought_chars, self.focus_chars)
         if answer_only:
             schema = schema["anyOf"][-1]
+        elif tools_only:
+            schema = {**schema, "anyOf": schema["anyOf"][:-1]}
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
             self._grammars[key] = json_grammar(schema)
@@ -108,7 +114,11 @@ class GGUFPolicy:
             "temperature": self.temperature,
             "seed": self.seed,
             "cache_prompt": True,
-            "grammar": self.grammar(episode, answer_only=_forced(messages)),
+            "grammar": self.grammar(
+                episode,
+                answer_only=_forced(messages),
+                tools_only=sum(m["role"] == "assistant" for m in messages) < self.min_calls,
+            ),
         }
         response = completion(self.server, request)
         usage = response.get("usage", {})

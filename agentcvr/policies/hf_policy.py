@@ -17,6 +17,20 @@ from agentcvr.episode import Episode
 from agentcvr.protocols import PolicyOutput
 
 TOOLS_FILE = "tools.json"
+# Tokenizers trained by train-sim declare this class: loaded as saved (AutoTokenizer would rebuild a Qwen2 model's
+# tokenizer with Qwen2's own pre-tokenizer and break a locally trained vocabulary).
+PLAIN_TOKENIZER = "TokenizersBackend"
+
+
+def load_tokenizer(path: str | Path):
+    """The checkpoint's tokenizer, exactly as saved when it declares `PLAIN_TOKENIZER`, else through AutoTokenizer."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    config_file = Path(path) / "tokenizer_config.json"
+    config = json.loads(config_file.read_text()) if config_file.exists() else {}
+    if config.get("tokenizer_class") == PLAIN_TOKENIZER:
+        return PreTrainedTokenizerFast.from_pretrained(path)
+    return AutoTokenizer.from_pretrained(path)
 
 
 class HFPolicy:
@@ -34,11 +48,11 @@ class HFPolicy:
         tokenizer=None,
     ):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         self.path = Path(path)
         self.temperature, self.max_new_tokens, self.device = temperature, max_new_tokens, device
-        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(self.path)
+        self.tokenizer = tokenizer or load_tokenizer(self.path)
         self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
         self.model.eval()
         tools_file = self.path / TOOLS_FILE
