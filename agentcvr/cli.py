@@ -49,7 +49,6 @@ def gen_scripts(
 ) -> None:
     """Generate seeded semantic scripts (question + per-video timelines) for the simulator."""
     from scripts_gen.generate import generate
-
     from scripts_gen.schema import write_jsonl
 
     started = time.perf_counter()
@@ -119,6 +118,24 @@ def run(
     console.print(score_table({policy: summarize(results)}, title=f"{policy} on {env} ({len(results)} episodes)"))
     if out:
         console.print(f"traces in {out}")
+
+
+@app.command()
+def report(
+    traces: Annotated[list[Path], typer.Argument(help="Traces JSONL files from `run --out`; one column group each.")],
+) -> None:
+    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf)."""
+    from eval.runner import load_results, score_table, summarize
+
+    columns = {}
+    for path in traces:
+        if not path.is_file():
+            _fail(f"traces file not found: {path}")
+        results = load_results(path)
+        if not results:
+            _fail(f"no results in {path}")
+        columns[path.stem] = summarize(results.values())
+    console.print(score_table(columns, title="Scores (official, %)"))
 
 
 @app.command()

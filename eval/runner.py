@@ -128,22 +128,34 @@ def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
 
 
 def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "Scores") -> Table:
-    """A rich table with one column group per run (e.g. per policy): success %, turns, tool calls, valid %."""
+    """A rich table, one row per (task, run): n, success %, mean turns, tool calls, valid-action %, failures."""
     table = Table(title=title)
-    table.add_column("task")
-    for name in columns:
-        table.add_column(f"{name} success %", justify="right")
-        table.add_column(f"{name} turns", justify="right")
-        table.add_column(f"{name} calls", justify="right")
-        table.add_column(f"{name} valid %", justify="right")
+    for name, justify in [
+        ("task", "left"),
+        ("run", "left"),
+        ("n", "right"),
+        ("success %", "right"),
+        ("turns", "right"),
+        ("calls", "right"),
+        ("valid %", "right"),
+        ("failed", "right"),
+    ]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
     tasks = list(dict.fromkeys(t for rows in columns.values() for t in rows))
     for task in tasks:
-        cells = [task]
-        for rows in columns.values():
-            row = rows.get(task, {})
-            cells.append(f"{100 * row['official']:.1f}" if "official" in row else "")
-            cells.append(f"{row['turns']:.1f}" if "turns" in row else "")
-            cells.append(f"{row['tool_calls']:.1f}" if "tool_calls" in row else "")
-            cells.append(f"{100 * row['valid_actions']:.0f}" if "valid_actions" in row else "")
-        table.add_row(*cells)
+        for position, (run, rows) in enumerate(columns.items()):
+            if task not in rows:
+                continue
+            row = rows[task]
+            table.add_row(
+                task if position == 0 or len(columns) == 1 else "",
+                run,
+                f"{row['n']:.0f}" if "n" in row else "",
+                f"{100 * row['official']:.1f}",
+                f"{row['turns']:.1f}" if "turns" in row else "",
+                f"{row['tool_calls']:.1f}" if "tool_calls" in row else "",
+                f"{100 * row['valid_actions']:.0f}" if "valid_actions" in row else "",
+                f"{row['failures']:.0f}" if "failures" in row else "",
+                end_section=position == len(columns) - 1 and len(columns) > 1,
+            )
     return table

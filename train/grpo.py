@@ -6,6 +6,7 @@ generation batch and keep the last batch (tool mask included) for inspection by 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,9 +40,10 @@ class CVRGRPOTrainer(GRPOTrainer):
 
 def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path) -> GRPOConfig:
     g = cfg.grpo
+    # transformers 5 reads the TensorBoard folder from the environment (TrainingArguments lost `logging_dir`).
+    os.environ["TENSORBOARD_LOGGING_DIR"] = str(logging_dir)
     return GRPOConfig(
         output_dir=str(output_dir),
-        logging_dir=str(logging_dir),
         seed=cfg.seed,
         use_cpu=g.use_cpu,
         bf16=g.bf16,

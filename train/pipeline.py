@@ -178,6 +178,7 @@ class Run:
     def grpo(self, warm_start: Path) -> Path:
         """GRPO from the warm start; resumes from the last complete checkpoint. Returns the final policy folder."""
         from datasets import Dataset
+        from transformers.trainer_callback import PrinterCallback
 
         from train.grpo import build_trainer
         from train.monitoring import (
@@ -212,6 +213,7 @@ class Run:
             make_perception(self.cfg, table), grpo_dir, self.out / "tb",
             callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],
         )
+        trainer.remove_callback(PrinterCallback)  # the rich bar and metrics.jsonl replace raw log printing
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         self.timings["grpo"] = time.perf_counter() - started

@@ -101,6 +101,18 @@ def _collate(batch: list[tuple[list[int], list[int]]], pad_id: int):
     return input_ids, attention, labels
 
 
+def assistant_loss(model, input_ids, attention, labels, reduction: str = "mean"):
+    """Next-token cross-entropy on the assistant tokens only; the output layer runs only at those positions
+    (most positions are prompt and tool output, so this skips most of the vocabulary projection)."""
+    import torch.nn.functional as F
+
+    hidden = model.base_model(input_ids=input_ids, attention_mask=attention).last_hidden_state
+    targets = labels[:, 1:]
+    keep = targets != -100
+    logits = model.get_output_embeddings()(hidden[:, :-1][keep])
+    return F.cross_entropy(logits.float(), targets[keep], reduction=reduction), int(keep.sum())
+
+
 def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
     import torch
 
@@ -109,9 +121,8 @@ def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
     with torch.no_grad():
         for i in range(0, len(data), batch_size):
             input_ids, attention, labels = _collate(data[i : i + batch_size], pad_id)
-            out = model(input_ids=input_ids, attention_mask=attention, labels=labels)
-            n = int((labels[:, 1:] != -100).sum())
-            total, count = total + float(out.loss) * n, count + n
+            loss, n = assistant_loss(model, input_ids, attention, labels, reduction="sum")
+            total, count = total + float(loss), count + n
     model.train()
     return total / max(count, 1)
 
@@ -156,14 +167,14 @@ def train_sft(
         window = []
         for batch in _batches(train, cfg.batch_size, rng):
             input_ids, attention, labels = _collate(batch, tokenizer.pad_token_id)
-            loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+            loss, _ = assistant_loss(model, input_ids, attention, labels)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
-            window.append(float(loss))
+            window.append(loss.item())
             if len(window) == 10:
                 result.train_loss.append((step, sum(window) / len(window)))
                 window = []

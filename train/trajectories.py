@@ -47,13 +47,18 @@ def conversation(episode: Episode, result: EpisodeResult, perception: Perception
     for turn in sorted(turns):
         calls, results = [], []
         for step in turns[turn]:
-            arguments = {k: step.arguments[k] for k in _ENV_ARGUMENTS[step.tool] if k in step.arguments}
+            arguments = {k: _compact(step.arguments[k]) for k in _ENV_ARGUMENTS[step.tool] if k in step.arguments}
             calls.append({"type": "function", "function": {"name": step.tool, "arguments": arguments}})
             results.append({"role": "tool", "name": step.tool, "content": getattr(env, step.tool)(**arguments)})
         messages.append({"role": "assistant", "content": "", "tool_calls": calls})
         messages.extend(results)
     messages.append({"role": "assistant", "content": ""})  # the close after "Answer recorded."
     return messages
+
+
+def _compact(value):
+    """Whole-second times as integers (`75`, not `75.0`): fewer digit tokens for the policy to get right."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def expert_conversations(

@@ -163,6 +163,10 @@ class FrameDescriber:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+# tesseract's LSTM model writes typographic quotes for straight ones; the text it reads was typed with straight ones
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
 def _tsv_text(tsv: str, min_confidence: float) -> str:
     """Words of tesseract TSV output in reading order, joined with spaces, low-confidence words dropped."""
     words = []
@@ -175,7 +179,7 @@ def _tsv_text(tsv: str, min_confidence: float) -> str:
         except ValueError:
             continue
         if confidence >= min_confidence:
-            words.append(cells[11].strip())
+            words.append(cells[11].strip().translate(_QUOTES))
     text = " ".join(words)
     return text if re.search(r"[A-Za-z0-9]{2,}", text) else ""
 

@@ -44,4 +44,4 @@ def test_summary_counts_failures_and_turns(pet_script, simulator):
     assert rows["NC"]["n"] == 2 and rows["NC"]["official"] == 0.5 and rows["NC"]["failures"] == 1
     assert rows["NC"]["turns"] == 2.5
     table = score_table({"scripted": rows})
-    assert table.row_count == 1
+    assert table.row_count == 1 and table.columns[3].header == "success %"

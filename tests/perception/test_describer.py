@@ -59,6 +59,18 @@ def test_an_empty_stretch_is_no_significant_action(describer, video):
     assert _describe(describer, video, 14, 40, frames=8) == NO_VISUAL
 
 
+def test_ocr_words_below_the_confidence_cut_are_dropped_and_quotes_straightened():
+    from agentcvr.perception.describer import _tsv_text
+
+    header = "\t".join(
+        ["level", "page", "block", "par", "line", "word", "left", "top", "width", "height", "conf", "text"]
+    )
+    rows = [("96.5", "Labels"), ("91.0", "‘overnight’"), ("31.0", "|"), ("88.0", "fridge.")]
+    tsv = "\n".join([header] + ["\t".join(["5", "1", "1", "1", "1", "1", "0", "0", "9", "9", c, w]) for c, w in rows])
+    assert _tsv_text(tsv, 50) == "Labels 'overnight' fridge."
+    assert _tsv_text(tsv, 99) == ""
+
+
 def test_cuts_are_bisected_to_the_frame():
     """Synthetic frames: red until 3.7 s, then blue; samples 2 s apart; a 10 fps probe finds 3.7 exactly."""
 

@@ -1,0 +1,29 @@
+"""Warm-start encoding: pieces tokenized apart concatenate to what TRL builds, and only assistant tokens train."""
+
+from __future__ import annotations
+
+from agentcvr.policies.expert import ExpertPolicy
+from agentcvr.protocols import Limits
+from simulator.script_sim import ScriptSimulator
+from train.environment import tool_schemas
+from train.sft import encode, render, split_assistant_spans
+from train.tokenizer import SPECIAL_TOKENS, train_tokenizer
+from train.trajectories import expert_conversations
+
+
+def test_encoding_matches_the_rollout_layout(pet_script):
+    limits = Limits(max_turns=4, max_observation_chars=300)
+    table = {pet_script.id: pet_script}
+    conversations, results = expert_conversations([pet_script], ExpertPolicy(table), ScriptSimulator(table), limits)
+    assert results[0].answer == "B" and len(conversations) == 1
+    text = render(train_tokenizer(SPECIAL_TOKENS, 300), conversations, tool_schemas())[0]
+    tokenizer = train_tokenizer([text] * 4, vocab_size=600)
+    ids, mask = encode(tokenizer, text)
+    assert tokenizer.decode(ids) == text  # lossless
+    # The prompt part is exactly what TRL's rollout starts from: the chat template with the generation prompt.
+    prompt = tokenizer.apply_chat_template(conversations[0][:2], tools=tool_schemas(), add_generation_prompt=True)
+    assert ids[: len(prompt)] == list(prompt) and not any(mask[: len(prompt)])
+    trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+    assert trained.count("<tool_call>") == len([s for s in results[0].steps if s.kind in ("tool", "answer")])
+    assert "<tool_response>" not in trained  # tool output never carries loss
+    assert all(piece.endswith("<|im_end|>") for piece, flag in split_assistant_spans(text) if flag)
