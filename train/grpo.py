@@ -38,7 +38,7 @@ class CVRGRPOTrainer(GRPOTrainer):
         return output
 
 
-def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path) -> GRPOConfig:
+def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewards: int = 0) -> GRPOConfig:
     g = cfg.grpo
     # transformers 5 reads the TensorBoard folder from the environment (TrainingArguments lost `logging_dir`).
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(logging_dir)
@@ -77,7 +77,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path) -> GRPOConf
         vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
         gradient_checkpointing=g.gradient_checkpointing,
         deepspeed=g.deepspeed,
-        reward_weights=[1.0, 1.0],  # correctness, format (the bonus size lives in FormatBonus)
+        reward_weights=[1.0, 1.0] + [1.0] * extra_rewards,  # correctness, format (its size lives in FormatBonus)
         log_completions=False,
         shuffle_dataset=True,
         dataloader_num_workers=0,
@@ -94,15 +94,16 @@ def build_trainer(
     output_dir: Path,
     logging_dir: Path,
     callbacks: Sequence = (),
+    extra_rewards: Sequence = (),
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
-    loaded from it when beta > 0) or a model object."""
+    loaded from it when beta > 0) or a model object. `extra_rewards` (weight 1 each) are for experiments and tests."""
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
     return CVRGRPOTrainer(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[Correctness(dense=cfg.reward.dense), FormatBonus(cfg.reward.format_bonus)],
-        args=grpo_args(cfg, output_dir, logging_dir),
+        reward_funcs=[Correctness(dense=cfg.reward.dense), FormatBonus(cfg.reward.format_bonus), *extra_rewards],
+        args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
         environment_factory=environment_factory(episodes, perception, limits),
         callbacks=list(callbacks),

@@ -1,0 +1,115 @@
+"""A few real GRPO steps of the tiny policy in the simulator environment (seconds): the loss is finite, tool calls
+happen and reach the simulator, tool-result tokens are masked out of the loss, and the parameters move.
+
+Shrunk values, each commented; the real preset is train/presets/cpu-tiny.yaml.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from agentcvr.policies.expert import ExpertPolicy
+from agentcvr.protocols import Limits
+from scripts_gen.generate import generate
+from simulator.script_sim import ScriptSimulator
+from train.config import TrainConfig
+from train.environment import tool_schemas
+from train.sft import _collate, assistant_loss, encode, render
+from train.tiny_model import build_tiny_model
+from train.tokenizer import SPECIAL_TOKENS, mark_plain, train_tokenizer
+from train.trajectories import episodes_by_id, expert_conversations, prompt_rows
+
+
+class Jitter:
+    """A seeded random reward: every group gets a non-zero advantage, so the update can never be a no-op."""
+
+    __name__ = "jitter"
+
+    def __init__(self):
+        self.rng = random.Random(0)
+
+    def __call__(self, completions, **kwargs):
+        return [self.rng.random() for _ in completions]
+
+
+@pytest.fixture(scope="module")
+def warm_start(tmp_path_factory):
+    """A 2-layer, 32-wide policy that has memorized expert trajectories of two PI episodes (a few seconds)."""
+    torch.manual_seed(0)
+    limits = Limits(max_turns=4, max_observation_chars=200)  # short episodes: 4 turns, 200-character tool output
+    scripts = generate("PI", 2, seed=0)  # two episodes: GRPO replays what SFT memorized, so tool calls come out
+    table = {s.id: s for s in scripts}
+    conversations, _ = expert_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    texts = render(train_tokenizer(SPECIAL_TOKENS, 300), conversations, tool_schemas())
+    tokenizer = train_tokenizer(texts * 4, vocab_size=1024)  # a small vocabulary is enough for two episodes
+    cfg = TrainConfig().model.model_copy(
+        update={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "max_position_embeddings": 1024}
+    )
+    model = build_tiny_model(cfg, tokenizer)
+    batch = _collate([encode(tokenizer, t) for t in texts], tokenizer.pad_token_id)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(60):  # 60 full-batch steps memorize the two trajectories
+        loss, _ = assistant_loss(model, *batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    folder = tmp_path_factory.mktemp("warm")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    mark_plain(folder)
+    return folder, scripts, limits
+
+
+def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
+    from datasets import Dataset
+
+    from train.grpo import build_trainer
+    from train.tokenizer import load_tokenizer
+
+    folder, scripts, limits = warm_start
+    cfg = TrainConfig.model_validate({
+        "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
+        "grpo": {
+            "num_generations": 4,  # G=4 instead of 8
+            "prompts_per_step": 1,  # one episode per step
+            "max_steps": 2,  # two optimizer steps
+            "max_completion_length": 256,  # short multi-turn completions
+            "temperature": 0.7,  # close to the memorized behaviour, still sampling
+            "learning_rate": 1e-3,
+            "beta": 0.01,  # KL on, so the reference model path is exercised too
+            "save_steps": 100,  # no checkpoint in this test
+            "report_to": [],
+        },
+    })
+    tokenizer = load_tokenizer(str(folder))
+    rows = prompt_rows(scripts, limits)
+    table = {s.id: s for s in scripts}
+    trainer = build_trainer(
+        cfg, str(folder), tokenizer, Dataset.from_list(rows), episodes_by_id(table), ScriptSimulator(table),
+        tmp_path / "out", tmp_path / "tb", extra_rewards=[Jitter()],
+    )
+    before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
+    trainer.train()
+
+    logs = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logs) == 2 and all(math.isfinite(row["loss"]) for row in logs)
+    assert sum(row["tools/call_frequency"] for row in logs) > 0  # the policy called tools
+    assert sum(row["episode/tool_calls"] for row in logs) > 0  # ... and they reached the simulator
+
+    batch = trainer.last_batch
+    tool_mask, completion_mask = batch["tool_mask"], batch["completion_mask"]
+    masked = (tool_mask == 0) & (completion_mask == 1)
+    assert masked.any()  # some completion tokens are tool output, excluded from the loss
+    ids = batch["completion_ids"]
+    row = int(masked.any(dim=1).nonzero()[0])
+    hidden_text = tokenizer.decode(ids[row][masked[row]].tolist())
+    trained_text = tokenizer.decode(ids[row][(tool_mask[row] == 1) & (completion_mask[row] == 1)].tolist())
+    assert "<tool_response>" in hidden_text and "<tool_response>" not in trained_text
+    assert "<tool_call>" in trained_text
+
+    changed = [name for name, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[name])]
+    assert changed  # the optimizer moved the policy
