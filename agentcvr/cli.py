@@ -4,7 +4,9 @@
     agentcvr gen-scripts --task all -n 20 --seed 0 --out data/scripts.jsonl
     agentcvr run --policy gguf --env sim --scripts data/scripts.jsonl
     agentcvr train-sim --preset cpu-tiny
+    agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
+    agentcvr report runs/a.jsonl runs/b.jsonl
 
 Every command has --help. Heavy modules are imported inside the commands that need them.
 """
@@ -27,7 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-eval_app = typer.Typer(help="Evaluations: sim-to-real fidelity, CrossVid.", no_args_is_help=True)
+eval_app = typer.Typer(help="Evaluations: sim-to-real fidelity on rendered episodes.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 console = Console()
 
@@ -168,26 +170,16 @@ def _first_per_task(episodes: list, limit: int) -> list:
     return kept
 
 
-def _register_optional_commands() -> None:
-    """Commands whose packages (train, perception, eval) live outside the core; registered if present."""
-    try:
-        from train.cli import train_sim
-    except ImportError:
-        pass
-    else:
-        app.command("train-sim")(train_sim)
-    try:
-        from scripts_gen.render import render_command
-    except ImportError:
-        pass
-    else:
-        app.command("render")(render_command)
-    try:
-        from eval.fidelity import fidelity_command
-    except ImportError:
-        pass
-    else:
-        eval_app.command("fidelity")(fidelity_command)
+def _register_commands() -> None:
+    """Commands whose code lives in train/, scripts_gen/ and eval/ (composition root: the core never imports them).
+    Those modules import their heavy dependencies inside the commands, so `agentcvr --help` stays fast."""
+    from eval.fidelity import fidelity_command
+    from scripts_gen.render import render_command
+    from train.cli import train_sim
+
+    app.command("train-sim")(train_sim)
+    app.command("render")(render_command)
+    eval_app.command("fidelity")(fidelity_command)
 
 
-_register_optional_commands()
+_register_commands()

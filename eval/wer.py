@@ -24,15 +24,31 @@ _NUMBERS = {
 }
 
 
+_CONTRACTIONS = [
+    (r"\bcan't\b", "can not"),
+    (r"\bwon't\b", "will not"),
+    (r"n't\b", " not"),
+    (r"'re\b", " are"),
+    (r"'ve\b", " have"),
+    (r"'ll\b", " will"),
+    (r"\bi'm\b", "i am"),
+]
+
+
 def normalize(text: str) -> list[str]:
-    """Lower-case words without punctuation; number words and digits made comparable ('7.30' -> '7 30').
+    """Lower-case words without punctuation; common contractions spelled out; number words and digits made
+    comparable ('7.30' -> '7 30').
 
     >>> normalize("Fail again. Fail better!")
     ['fail', 'again', 'fail', 'better']
     >>> normalize("Seven-thirty, it's 7:30")
     ['7', '30', "it's", '7', '30']
+    >>> normalize("We're sure you can't") == normalize("we are sure you can not")
+    True
     """
     text = text.lower().replace("’", "'")
+    for pattern, replacement in _CONTRACTIONS:
+        text = re.sub(pattern, replacement, text)
     text = re.sub(r"[^a-z0-9' ]+", " ", text)
     words = [w.strip("'") for w in text.split()]
     return [_NUMBERS.get(w, w) for w in words if w]

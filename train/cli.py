@@ -1,8 +1,8 @@
 """The `agentcvr train-sim` command (registered by agentcvr.cli); heavy imports happen inside the function.
 
-    agentcvr train-sim --preset cpu-tiny
-    agentcvr train-sim --preset cpu-tiny --out runs/tiny --resume
-    agentcvr train-sim --preset gpu-qwen3-8b -o grpo.max_steps=200 -o simulator.url=http://sim:8000/v1
+agentcvr train-sim --preset cpu-tiny
+agentcvr train-sim --preset cpu-tiny --out runs/tiny --resume
+agentcvr train-sim --preset gpu-qwen3-8b -o grpo.max_steps=200 -o simulator.url=http://sim:8000/v1
 """
 
 from __future__ import annotations

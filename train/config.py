@@ -80,6 +80,7 @@ class SFTConfig(_Section):
     patience: int = Field(default=2, description="Epochs without validation improvement before stopping.")
     min_delta: float = Field(default=0.002, description="Relative validation-loss gain that counts as improvement.")
     val_fraction: float = 0.1
+    answer_weight: float = Field(default=1.0, description="Loss weight of the answer turn's tokens.")
     max_seconds: float | None = Field(default=None, description="Wall-clock cap; None = run to convergence.")
     max_length: int = Field(default=2048, description="Trajectories longer than this (tokens) are dropped.")
 
@@ -90,6 +91,7 @@ class GRPOSection(_Section):
     num_generations: int = 8
     prompts_per_step: int = Field(default=2, description="Distinct episodes per optimizer step (x G rollouts).")
     gradient_accumulation_steps: int = 1
+    steps_per_generation: int | None = Field(default=None, description="Optimizer steps per generation batch.")
     learning_rate: float = 5e-5
     lr_scheduler_type: str = "constant"
     warmup_steps: int = 0
@@ -104,7 +106,8 @@ class GRPOSection(_Section):
     top_k: int = 0
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
-    max_steps: int = 60
+    max_steps: int = Field(default=60, description="Optimizer steps; -1 = run num_train_epochs over the prompts.")
+    num_train_epochs: float = 1.0
     max_seconds: float | None = Field(default=None, description="Stop GRPO after this wall time (checked per step).")
     save_steps: int = 10
     save_total_limit: int = 2
@@ -132,6 +135,8 @@ class EvalConfig(_Section):
 
     enabled: bool = True
     temperature: float = Field(default=0.0, description="0 = greedy, as the paper's inference.")
+    device: str = Field(default="cpu", description="Where HFPolicy runs the evaluated checkpoints.")
+    batch_size: int = Field(default=32, description="Episodes whose turns are generated together.")
     max_new_tokens: int = 160
 
 

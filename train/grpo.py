@@ -49,6 +49,8 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         bf16=g.bf16,
         per_device_train_batch_size=g.prompts_per_step * g.num_generations,  # rollouts per device per step
         gradient_accumulation_steps=g.gradient_accumulation_steps,
+        steps_per_generation=g.steps_per_generation,
+        num_train_epochs=g.num_train_epochs,
         num_generations=g.num_generations,
         learning_rate=g.learning_rate,
         lr_scheduler_type=g.lr_scheduler_type,

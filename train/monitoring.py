@@ -53,7 +53,7 @@ class MetricsLogger(TrainerCallback):
         self.path = path
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not logs or "train_runtime" in logs:  # the final summary is not a step
+        if not state.is_world_process_zero or not logs or "train_runtime" in logs:  # the final summary is not a step
             return
         row = {"step": state.global_step, "time": time.time(), **logs}
         step_time = logs.get("step_time")
@@ -75,11 +75,18 @@ class RichProgress(TrainerCallback):
         self.progress = None
 
     def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
-            TextColumn("GRPO"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=self.console, transient=False,
+            TextColumn("GRPO"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=self.console,
+            transient=False,
         )
         self.progress.start()
         self.task = self.progress.add_task("", total=state.max_steps, completed=state.global_step)
@@ -93,11 +100,14 @@ class RichProgress(TrainerCallback):
             return
         speed = args.per_device_train_batch_size / logs["step_time"] if logs.get("step_time") else 0.0
         share = logs.get("timing/simulator_seconds", 0.0) / logs["step_time"] if logs.get("step_time") else 0.0
-        self.progress.update(self.task, description=(
-            f"reward {logs['reward']:.3f} correct {logs.get('rewards/correctness/mean', 0):.3f} "
-            f"calls {logs.get('episode/tool_calls', 0):.2f} kl {logs.get('kl', 0):.4f} "
-            f"{speed:.1f} compl/s sim {share:.1%}"
-        ))
+        self.progress.update(
+            self.task,
+            description=(
+                f"reward {logs['reward']:.3f} correct {logs.get('rewards/correctness/mean', 0):.3f} "
+                f"calls {logs.get('episode/tool_calls', 0):.2f} kl {logs.get('kl', 0):.4f} "
+                f"{speed:.1f} compl/s sim {share:.1%}"
+            ),
+        )
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.progress is not None:
@@ -127,6 +137,8 @@ class CompletionMarker(TrainerCallback):
     """Notes in each checkpoint that it was fully written (on_save runs after model, optimizer and state)."""
 
     def on_save(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
             (folder / "COMPLETE").write_text(str(state.global_step))
@@ -161,8 +173,10 @@ def plot_curves(metrics: list[dict], path: Path, title: str = "") -> None:
                 ax.plot(steps, values, label=key, alpha=0.35 if len(points) > 10 else 1.0)
                 if len(points) > 10:  # a moving average over 8 logs for the trend
                     window = 8
-                    smooth = [sum(values[max(0, i - window + 1): i + 1]) / len(values[max(0, i - window + 1): i + 1])
-                              for i in range(len(values))]
+                    smooth = [
+                        sum(values[max(0, i - window + 1) : i + 1]) / len(values[max(0, i - window + 1) : i + 1])
+                        for i in range(len(values))
+                    ]
                     ax.plot(steps, smooth, color=ax.lines[-1].get_color())
         ax.set_title(name)
         ax.set_xlabel("step")

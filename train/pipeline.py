@@ -17,6 +17,7 @@ step, so no step is lost or counted twice. Layout of a run folder:
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import time
@@ -68,8 +69,12 @@ def make_perception(cfg: TrainConfig, scripts: dict[str, Script]):
     s = cfg.simulator
     noise = None
     if s.jitter_seconds or s.drop_probability or s.paraphrase_probability:
-        noise = Noise(seed=cfg.seed, jitter_seconds=s.jitter_seconds, drop_probability=s.drop_probability,
-                      paraphrase_probability=s.paraphrase_probability)
+        noise = Noise(
+            seed=cfg.seed,
+            jitter_seconds=s.jitter_seconds,
+            drop_probability=s.drop_probability,
+            paraphrase_probability=s.paraphrase_probability,
+        )
     if s.kind == "llm":
         from simulator.llm_sim import LLMSimulator
 
@@ -94,7 +99,7 @@ class Run:
     # -- stages ---------------------------------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        if self.out.exists() and any(self.out.iterdir()) and not self.resume:
+        if self.out.exists() and any(self.out.iterdir()) and not self.resume and world_size() == 1:
             raise FileExistsError(f"{self.out} is not empty: pass --resume to continue it, or choose another --out")
         self.out.mkdir(parents=True, exist_ok=True)
         resolved = {**self.cfg.model_dump(), "versions": versions()}
@@ -102,11 +107,14 @@ class Run:
         started = time.perf_counter()
         self.sft_scripts, self.grpo_scripts, self.heldout = make_scripts(self.cfg)
         self.timings["scripts"] = time.perf_counter() - started
-        self.log(f"scripts: {len(self.sft_scripts)} warm-start, {len(self.grpo_scripts)} GRPO, "
-                 f"{len(self.heldout)} held-out (seed {self.cfg.data.heldout_seed}), tasks {self.cfg.data.tasks}")
+        self.log(
+            f"scripts: {len(self.sft_scripts)} warm-start, {len(self.grpo_scripts)} GRPO, "
+            f"{len(self.heldout)} held-out (seed {self.cfg.data.heldout_seed}), tasks {self.cfg.data.tasks}"
+        )
 
-    def warm_start(self) -> Path:
-        """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder."""
+    def warm_start(self) -> str:
+        """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder (or,
+        without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.policies.expert import ExpertPolicy
         from train import sft
         from train.environment import tool_schemas
@@ -114,10 +122,16 @@ class Run:
         from train.tokenizer import train_tokenizer
         from train.trajectories import expert_conversations, scripts_by_id
 
+        if not self.cfg.sft.enabled:
+            if self.cfg.model.kind != "pretrained" or not self.cfg.model.name_or_path:
+                raise ValueError("without the warm start (sft.enabled=false) the policy must be model.kind=pretrained")
+            return self.cfg.model.name_or_path
+        if world_size() > 1:
+            raise RuntimeError("the warm start runs in one process: run it first without accelerate, then --resume")
         folder = self.out / "warmstart"
         if (folder / "DONE").exists():
             self.log(f"warm start: reusing {folder}")
-            return folder
+            return str(folder)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         started = time.perf_counter()
@@ -127,11 +141,10 @@ class Run:
         )
         tools = tool_schemas()
         if self.cfg.model.kind == "tiny":
-            from train.tokenizer import SPECIAL_TOKENS
+            from train.tokenizer import boilerplate, render_with_template
 
-            plain = train_tokenizer(SPECIAL_TOKENS, vocab_size=300)  # only its template renders the corpus
-            texts = sft.render(plain, conversations, tools)
-            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size)
+            texts = render_with_template(conversations, tools)
+            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=boilerplate(tools))
             model = build_tiny_model(self.cfg.model, tokenizer, seed=self.cfg.seed)
         else:
             from transformers import AutoTokenizer
@@ -140,23 +153,27 @@ class Run:
             model = load_policy_model(self.cfg.model)
             texts = sft.render(tokenizer, conversations, tools)
         self.timings["trajectories"] = time.perf_counter() - started
-        self.log(f"warm start: {len(conversations)} expert trajectories, tokenizer {len(tokenizer)} tokens, "
-                 f"model {parameter_count(model) / 1e6:.2f} M parameters")
-        if self.cfg.sft.enabled:
-            result = sft.train_sft(model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log)
-            sft.save_result(result, folder / "sft.json")
-            sft.plot_sft(result, folder / "sft_loss.png")
-            self.log(f"warm start: {result.stopped} after {result.epochs} epochs / {result.steps} steps "
-                     f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f}")
+        self.log(
+            f"warm start: {len(conversations)} expert trajectories, tokenizer {len(tokenizer)} tokens, "
+            f"model {parameter_count(model) / 1e6:.2f} M parameters"
+        )
+        result = sft.train_sft(model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log)
+        sft.save_result(result, folder / "sft.json")
+        sft.plot_sft(result, folder / "sft_loss.png")
+        self.log(
+            f"warm start: {result.stopped} after {result.epochs} epochs / {result.steps} steps "
+            f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f} ({folder}/sft_loss.png)"
+        )
         self.save_policy(model, tokenizer, folder)
         (folder / "DONE").write_text("ok")
         self.timings["warm_start"] = time.perf_counter() - started
-        return folder
+        return str(folder)
 
-    def evaluate(self, name: str, policy_dir: Path | None) -> dict:
+    def evaluate(self, name: str, policy_dir: str | None) -> dict:
         """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON."""
         from agentcvr.policies.expert import ExpertPolicy
         from agentcvr.policies.hf_policy import HFPolicy
+        from train.environment import tool_schemas
         from train.evaluate import evaluate
         from train.trajectories import scripts_by_id
 
@@ -167,22 +184,38 @@ class Run:
         if policy_dir is None:
             policy = ExpertPolicy(table)
         else:
-            policy = HFPolicy(policy_dir, temperature=self.cfg.eval.temperature, max_new_tokens=self.cfg.eval.max_new_tokens)
-        report = evaluate(policy, self.heldout, make_perception(self.cfg, table), self.limits)
+            e = self.cfg.eval
+            policy = HFPolicy(
+                policy_dir,
+                temperature=e.temperature,
+                max_new_tokens=e.max_new_tokens,
+                device=e.device,
+                tools=tool_schemas(),
+            )
+        report = evaluate(
+            policy, self.heldout, make_perception(self.cfg, table), self.limits, batch_size=self.cfg.eval.batch_size
+        )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]
-        self.log(f"held-out {name}: success {overall['success']:.1%}, turns {overall['turns']:.2f}, "
-                 f"tool calls {overall['tool_calls']:.2f} ({report['seconds']:.0f} s)")
+        self.log(
+            f"held-out {name}: success {overall['success']:.1%}, turns {overall['turns']:.2f}, "
+            f"tool calls {overall['tool_calls']:.2f} ({report['seconds']:.0f} s)"
+        )
         return report
 
-    def grpo(self, warm_start: Path) -> Path:
+    def grpo(self, warm_start: str) -> str:
         """GRPO from the warm start; resumes from the last complete checkpoint. Returns the final policy folder."""
         from datasets import Dataset
         from transformers.trainer_callback import PrinterCallback
 
         from train.grpo import build_trainer
         from train.monitoring import (
-            CompletionMarker, MetricsLogger, RichProgress, WallClockLimit, last_complete_checkpoint, truncate_metrics,
+            CompletionMarker,
+            MetricsLogger,
+            RichProgress,
+            WallClockLimit,
+            last_complete_checkpoint,
+            truncate_metrics,
         )
         from train.tokenizer import load_tokenizer
         from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
@@ -190,7 +223,7 @@ class Run:
         final = self.out / "final"
         if (final / "DONE").exists():
             self.log(f"GRPO: reusing {final}")
-            return final
+            return str(final)
         grpo_dir, metrics = self.out / "grpo", self.out / "metrics.jsonl"
         grpo_dir.mkdir(exist_ok=True)
         checkpoint = last_complete_checkpoint(grpo_dir)
@@ -204,13 +237,19 @@ class Run:
         elif metrics.exists():
             metrics.unlink()
         table = scripts_by_id(self.grpo_scripts)
-        tokenizer = load_tokenizer(str(warm_start))
+        tokenizer = load_tokenizer(warm_start)
         rows = prompt_rows(self.grpo_scripts, self.limits)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
         clock = WallClockLimit(self.cfg.grpo.max_seconds)
         trainer = build_trainer(
-            self.cfg, str(warm_start), tokenizer, Dataset.from_list(rows), episodes_by_id(table),
-            make_perception(self.cfg, table), grpo_dir, self.out / "tb",
+            self.cfg,
+            warm_start,
+            tokenizer,
+            Dataset.from_list(rows),
+            episodes_by_id(table),
+            make_perception(self.cfg, table),
+            grpo_dir,
+            self.out / "tb",
             callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],
         )
         trainer.remove_callback(PrinterCallback)  # the rich bar and metrics.jsonl replace raw log printing
@@ -218,11 +257,14 @@ class Run:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         self.timings["grpo"] = time.perf_counter() - started
         if clock.stopped_early:
-            self.log(f"GRPO: stopped by the {self.cfg.grpo.max_seconds:.0f} s wall-clock limit at step "
-                     f"{trainer.state.global_step}")
-        self.save_policy(trainer.model, tokenizer, final)
-        (final / "DONE").write_text(str(trainer.state.global_step))
-        return final
+            self.log(
+                f"GRPO: stopped by the {self.cfg.grpo.max_seconds:.0f} s wall-clock limit at step "
+                f"{trainer.state.global_step}"
+            )
+        if trainer.is_world_process_zero():
+            self.save_policy(trainer.model, tokenizer, final)
+            (final / "DONE").write_text(str(trainer.state.global_step))
+        return str(final)
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
@@ -231,12 +273,14 @@ class Run:
 
         if not hasattr(self, "_tools"):
             self._tools = tool_schemas()
-        return len(tokenizer.apply_chat_template(messages, tools=self._tools, add_generation_prompt=True))
+        rendered = tokenizer.apply_chat_template(
+            messages, tools=self._tools, add_generation_prompt=True, return_dict=True
+        )
+        return len(rendered["input_ids"])
 
     def save_policy(self, model, tokenizer, folder: Path) -> None:
         from agentcvr.policies.hf_policy import TOOLS_FILE
         from train.environment import tool_schemas
-
         from train.tokenizer import mark_plain
 
         folder.mkdir(parents=True, exist_ok=True)
@@ -258,11 +302,14 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     run.prepare()
     warm = run.warm_start()
     reports = {}
-    if cfg.eval.enabled:
+    evaluate = cfg.eval.enabled and world_size() == 1  # several processes: evaluate the saved policy afterwards
+    if evaluate:
         reports["expert"] = run.evaluate("expert", None)
         reports["warmstart"] = run.evaluate("warmstart", warm)
     final = run.grpo(warm)
-    if cfg.eval.enabled:
+    if world_size() > 1 and int(os.environ.get("RANK", "0")) != 0:
+        return {}
+    if evaluate:
         reports["grpo"] = run.evaluate("final", final)
     metrics = read_metrics(run.out / "metrics.jsonl")
     plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
@@ -280,10 +327,16 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     (run.out / "report.md").write_text(f"# train-sim {cfg.name}\n\n```\n{table}\n```\n\n{json.dumps(throughput)}\n")
     if table:
         run.log("held-out success per task (expert = upper bound, warmstart = SFT start, grpo = end):\n" + table)
-    run.log(f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
-            f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step")
+    run.log(
+        f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
+        f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step"
+    )
     run.log(f"done in {report['seconds_this_process']:.0f} s: {run.out}/final, curves {run.out}/grpo_curves.png")
     return report
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def _throughput(metrics: list[dict]) -> dict:

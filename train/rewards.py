@@ -1,8 +1,8 @@
 """GRPO rewards: plain callables `(completions, environments, **kwargs) -> list[float]`, logged separately by TRL.
 
 - `Correctness`: the task registry's reward of the recorded answer (`TaskSpec.reward`): the exact official form by
-  default, the dense variant (IoU for FSA, position accuracy for PSS, Jaccard for BU) with `dense=True`; 0 without
-  an answer.
+  default (for FSA the exact interval, as the paper's reward), the dense variant (IoU for FSA, position accuracy for
+  PSS, Jaccard for BU) with `dense=True`; 0 without an answer.
 - `FormatBonus`: +0.1 when every tool call was valid AND at least one observe/listen was made before the answer.
   The published code paid it for zero calls too, which rewards answering blind; we do not.
 
@@ -51,8 +51,11 @@ class Correctness:
             log_metric("episode/turns", sum(assistant_turns(c) for c in completions) / n)
             log_metric("episode/tool_calls", sum(env.tool_calls for env in environments) / n)
             log_metric("episode/answered", sum(env.final_answer is not None for env in environments) / n)
-            log_metric("episode/invalid_calls", sum(env.invalid_calls + trl_tool_errors(c)
-                                                    for env, c in zip(environments, completions, strict=True)) / n)
+            log_metric(
+                "episode/invalid_calls",
+                sum(env.invalid_calls + trl_tool_errors(c) for env, c in zip(environments, completions, strict=True))
+                / n,
+            )
         return rewards
 
 
@@ -74,7 +77,13 @@ class FormatBonus:
 def score(env: CVREnvironment, dense: bool = False) -> float:
     if env.episode is None or env.final_answer is None:
         return 0.0
-    return float(get_task(env.episode.task).reward(env.final_answer, env.episode, dense=dense))
+    task = get_task(env.episode.task)
+    if task.kind == "FSA" and not dense:
+        # The paper's reward is exact equality for FSA too; the registry's non-dense FSA score is CrossVid's IoU,
+        # which here is the dense option.
+        truth = task.normalize(task.official_form(env.episode.answer))
+        return float(task.normalize(env.final_answer) == truth)
+    return float(task.reward(env.final_answer, env.episode, dense=dense))
 
 
 def well_formed(env: CVREnvironment, completion: list[dict]) -> bool:

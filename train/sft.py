@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from train.config import SFTConfig
 
 ASSISTANT_OPEN = "<|im_start|>assistant\n"
+ANSWER_CALL = '"name": "answer"'
 TURN_END = "<|im_end|>"
 
 
@@ -44,13 +45,15 @@ def split_assistant_spans(text: str) -> list[tuple[str, bool]]:
     return [(piece, flag) for piece, flag in pieces if piece]
 
 
-def encode(tokenizer: PreTrainedTokenizerBase, text: str) -> tuple[list[int], list[int]]:
-    """Token ids and loss mask (1 on assistant tokens) of one rendered conversation."""
+def encode(tokenizer: PreTrainedTokenizerBase, text: str, answer_weight: float = 1.0) -> tuple[list[int], list[float]]:
+    """Token ids and loss weights of one rendered conversation: 0 off the assistant turns, 1 on them, and
+    `answer_weight` on the turn that calls `answer` (one token decides the episode; dozens place the calls)."""
     ids, mask = [], []
     for piece, is_assistant in split_assistant_spans(text):
         piece_ids = tokenizer.encode(piece, add_special_tokens=False)
+        weight = (answer_weight if ANSWER_CALL in piece else 1.0) if is_assistant else 0.0
         ids += piece_ids
-        mask += [int(is_assistant)] * len(piece_ids)
+        mask += [weight] * len(piece_ids)
     return ids, mask
 
 
@@ -87,30 +90,37 @@ def _batches(items: list, batch_size: int, rng: random.Random) -> list[list]:
     return batches
 
 
-def _collate(batch: list[tuple[list[int], list[int]]], pad_id: int):
+def _collate(batch: list[tuple[list[int], list[float]]], pad_id: int):
+    """Right-padded ids, attention mask, labels (-100 where untrained) and per-token loss weights."""
     import torch
 
     width = max(len(ids) for ids, _ in batch)
     input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     labels = torch.full((len(batch), width), -100, dtype=torch.long)
     attention = torch.zeros((len(batch), width), dtype=torch.long)
+    weights = torch.zeros((len(batch), width))
     for row, (ids, mask) in enumerate(batch):
         input_ids[row, : len(ids)] = torch.tensor(ids)
         attention[row, : len(ids)] = 1
         labels[row, : len(ids)] = torch.tensor([t if m else -100 for t, m in zip(ids, mask, strict=True)])
-    return input_ids, attention, labels
+        weights[row, : len(ids)] = torch.tensor(mask, dtype=torch.float)
+    return input_ids, attention, labels, weights
 
 
-def assistant_loss(model, input_ids, attention, labels, reduction: str = "mean"):
-    """Next-token cross-entropy on the assistant tokens only; the output layer runs only at those positions
-    (most positions are prompt and tool output, so this skips most of the vocabulary projection)."""
+def assistant_loss(model, input_ids, attention, labels, weights=None, reduction: str = "mean"):
+    """Next-token cross-entropy on the assistant tokens only (weighted when `weights` are given); the output layer
+    runs only at those positions (most positions are prompt and tool output: this skips most of the vocabulary
+    projection). Returns (loss, number of trained tokens)."""
     import torch.nn.functional as F
 
     hidden = model.base_model(input_ids=input_ids, attention_mask=attention).last_hidden_state
     targets = labels[:, 1:]
     keep = targets != -100
     logits = model.get_output_embeddings()(hidden[:, :-1][keep])
-    return F.cross_entropy(logits.float(), targets[keep], reduction=reduction), int(keep.sum())
+    losses = F.cross_entropy(logits.float(), targets[keep], reduction="none")
+    w = weights[:, 1:][keep] if weights is not None else losses.new_ones(losses.shape)
+    total = (losses * w).sum()
+    return (total if reduction == "sum" else total / w.sum()), int(keep.sum())
 
 
 def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
@@ -120,8 +130,8 @@ def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
     total, count = 0.0, 0
     with torch.no_grad():
         for i in range(0, len(data), batch_size):
-            input_ids, attention, labels = _collate(data[i : i + batch_size], pad_id)
-            loss, n = assistant_loss(model, input_ids, attention, labels, reduction="sum")
+            input_ids, attention, labels, _ = _collate(data[i : i + batch_size], pad_id)
+            loss, n = assistant_loss(model, input_ids, attention, labels, reduction="sum")  # unweighted: comparable
             total, count = total + float(loss), count + n
     model.train()
     return total / max(count, 1)
@@ -135,14 +145,15 @@ def train_sft(
     seed: int = 0,
     log=print,
 ) -> SFTResult:
-    """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best weights."""
+    """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best
+    weights."""
     import copy
 
     import torch
 
     rng = random.Random(seed)
     torch.manual_seed(seed)
-    encoded = [encode(tokenizer, text) for text in texts]
+    encoded = [encode(tokenizer, text, cfg.answer_weight) for text in texts]
     encoded = [item for item in encoded if len(item[0]) <= cfg.max_length]
     rng.shuffle(encoded)
     n_val = max(1, int(len(encoded) * cfg.val_fraction))
@@ -166,8 +177,8 @@ def train_sft(
     for epoch in range(1, cfg.max_epochs + 1):
         window = []
         for batch in _batches(train, cfg.batch_size, rng):
-            input_ids, attention, labels = _collate(batch, tokenizer.pad_token_id)
-            loss, _ = assistant_loss(model, input_ids, attention, labels)
+            input_ids, attention, labels, weights = _collate(batch, tokenizer.pad_token_id)
+            loss, _ = assistant_loss(model, input_ids, attention, labels, weights)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()

@@ -18,7 +18,11 @@ from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
 from train.environment import CVREnvironment
 
-_ENV_ARGUMENTS = {"observe": ("video", "start", "end", "focus"), "listen": ("video", "start", "end"), "answer": ("answer",)}
+_ENV_ARGUMENTS = {
+    "observe": ("video", "start", "end", "focus"),
+    "listen": ("video", "start", "end"),
+    "answer": ("answer",),
+}
 
 
 def prompt_messages(episode: Episode, limits: Limits) -> list[dict]:
@@ -28,9 +32,7 @@ def prompt_messages(episode: Episode, limits: Limits) -> list[dict]:
 
 def prompt_rows(scripts: Iterable[Script], limits: Limits) -> list[dict]:
     """GRPO dataset rows: the prompt plus the columns `reset` and the rewards read."""
-    return [
-        {"prompt": prompt_messages(s.episode(), limits), "episode_id": s.id, "task": s.task} for s in scripts
-    ]
+    return [{"prompt": prompt_messages(s.episode(), limits), "episode_id": s.id, "task": s.task} for s in scripts]
 
 
 def conversation(episode: Episode, result: EpisodeResult, perception: Perception, limits: Limits) -> list[dict] | None:

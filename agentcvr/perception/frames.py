@@ -158,11 +158,36 @@ class FrameSampler:
         return self.cache_dir / (hashlib.sha256(repr(key).encode()).hexdigest()[:32] + ".npz")
 
 
+_import_lock = threading.Lock()
+
+
+def load_decord():
+    """The decord module, its native library loaded with RTLD_LOCAL.
+
+    decord loads `libdecord.so` with RTLD_GLOBAL, which exports the libstdc++ linked into it to every library loaded
+    afterwards; llama.cpp (`xllamacpp`, the embedded GGUF master) then binds to that copy and crashes. decord only
+    calls its library through its own handle, so a local load loses nothing."""
+    import sys
+
+    if "decord" in sys.modules:
+        return sys.modules["decord"]
+    import ctypes
+
+    with _import_lock:
+        saved = ctypes.RTLD_GLOBAL
+        ctypes.RTLD_GLOBAL = ctypes.RTLD_LOCAL  # read by decord/_ffi/base.py at import time
+        try:
+            import decord
+        finally:
+            ctypes.RTLD_GLOBAL = saved
+    return decord
+
+
 def _decode(
     path: str, begin: float, finish: float, num_frames: int, width: int, height: int, threads: int
 ) -> tuple[Any, list[float]]:
     """Decode the frames nearest to the sample times in [begin, finish] (file seconds)."""
-    import decord
+    decord = load_decord()
 
     try:
         reader = decord.VideoReader(path, ctx=decord.cpu(0), width=width, height=height, num_threads=threads)

@@ -256,9 +256,9 @@ def attach_videos(episodes: list[Episode], folder: str | Path) -> list[Episode]:
 
 def _frame_probe(path: str, offset: float) -> Callable[[float], tuple[Any, float]]:
     """Decode single small frames of one file by clip time (for placing scene cuts); one reader per call."""
-    import decord
+    from agentcvr.perception.frames import load_decord, target_size
 
-    from agentcvr.perception.frames import target_size
+    decord = load_decord()
 
     reader = None
     info = probe(path)

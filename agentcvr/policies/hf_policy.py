@@ -34,7 +34,8 @@ def load_tokenizer(path: str | Path):
 
 
 class HFPolicy:
-    """`HFPolicy(path)`: a local checkpoint folder (model + tokenizer with a chat template)."""
+    """`HFPolicy(path)`: a checkpoint folder or hub id (model + tokenizer with a chat template); `tools` overrides the
+    schemas shown to the model."""
 
     protocol = "tools"
 
@@ -46,6 +47,7 @@ class HFPolicy:
         device: str = "cpu",
         model=None,
         tokenizer=None,
+        tools: list[dict] | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM
@@ -56,10 +58,13 @@ class HFPolicy:
         self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
         self.model.eval()
         tools_file = self.path / TOOLS_FILE
-        self.tools = json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
+        if tools is None:
+            tools = json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
+        self.tools = tools
         # Ids after which generation stops: the end of the assistant turn (and the pad/eos the config names).
-        self.stop_ids = sorted({i for i in (self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id)
-                                if isinstance(i, int)})
+        self.stop_ids = sorted(
+            {i for i in (self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id) if isinstance(i, int)}
+        )
 
     def prompt_ids(self, messages: list[dict]) -> list[int]:
         """The chat-template rendering of the conversation, with the tools, ending at the assistant header."""
@@ -80,7 +85,9 @@ class HFPolicy:
         pad = self.tokenizer.pad_token_id
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in prompts], device=self.device)
         attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
-        sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
+        )
         with torch.no_grad():
             output = self.model.generate(
                 input_ids=input_ids,

@@ -124,3 +124,18 @@ def test_target_size_keeps_the_aspect_ratio():
     assert target_size(1920, 1080, 360) == (360, 202)
     assert target_size(1080, 1920, 360) == (202, 360)
     assert target_size(640, 480, None) == (640, 480)
+
+
+def test_decord_is_loaded_without_exporting_its_symbols():
+    """A plain `import decord` exports its statically linked libstdc++ to every later library (llama.cpp crashed)."""
+    import subprocess
+    import sys
+
+    probe_symbol = "import ctypes; print(hasattr(ctypes.CDLL(None), 'DECORDFuncCall'))"
+    ours = "from agentcvr.perception.frames import load_decord; load_decord(); " + probe_symbol
+    plain = "import decord; " + probe_symbol
+    run = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for code in (ours, plain)
+    ]
+    assert [r.stdout.strip() for r in run] == ["False", "True"]

@@ -72,3 +72,14 @@ def test_long_speech_is_sped_up_to_fit_its_event(tmp_path):
 def test_missing_manifest_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="manifest.jsonl"):
         load_rendered(tmp_path)
+
+
+def test_attach_videos_names_episodes_that_were_not_rendered(rendered):
+    from agentcvr.perception.real import attach_videos
+
+    script, episode, folder = rendered
+    attached = attach_videos([script.episode()], folder)
+    assert [v.path for v in attached[0].videos] == [v.path for v in episode.videos]
+    other = script.model_copy(update={"id": "never-rendered"}).episode()
+    with pytest.raises(FileNotFoundError, match="never-rendered"):
+        attach_videos([other], folder)

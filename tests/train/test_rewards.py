@@ -31,7 +31,12 @@ LOOK = ("observe", {"video": 2, "start": 0, "end": 30})
         ([LOOK, ("answer", {"answer": "B"})], [], 1.0, 0.1),  # looked, answered right, all valid
         ([LOOK, ("answer", {"answer": "A"})], [], 0.0, 0.1),  # wrong answer still earns the format bonus
         ([("answer", {"answer": "B"})], [], 1.0, 0.0),  # no tool call: no bonus (the published code paid it)
-        ([LOOK, ("observe", {"video": 7, "start": 0, "end": 5}), ("answer", {"answer": "B"})], [], 1.0, 0.0),  # bad call
+        (
+            [LOOK, ("observe", {"video": 7, "start": 0, "end": 5}), ("answer", {"answer": "B"})],
+            [],
+            1.0,
+            0.0,
+        ),  # bad call
         ([LOOK], [], 0.0, 0.0),  # never answered
         ([LOOK, ("answer", {"answer": "B"})], [TOOL_ERROR], 1.0, 0.0),  # a call TRL could not even dispatch
         ([LOOK, ("answer", {"answer": "B"})], [MALFORMED], 1.0, 0.0),  # an unparseable <tool_call>

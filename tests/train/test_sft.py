@@ -6,8 +6,8 @@ from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits
 from simulator.script_sim import ScriptSimulator
 from train.environment import tool_schemas
-from train.sft import encode, render, split_assistant_spans
-from train.tokenizer import SPECIAL_TOKENS, train_tokenizer
+from train.sft import encode, split_assistant_spans
+from train.tokenizer import boilerplate, render_with_template, train_tokenizer
 from train.trajectories import expert_conversations
 
 
@@ -16,12 +16,14 @@ def test_encoding_matches_the_rollout_layout(pet_script):
     table = {pet_script.id: pet_script}
     conversations, results = expert_conversations([pet_script], ExpertPolicy(table), ScriptSimulator(table), limits)
     assert results[0].answer == "B" and len(conversations) == 1
-    text = render(train_tokenizer(SPECIAL_TOKENS, 300), conversations, tool_schemas())[0]
-    tokenizer = train_tokenizer([text] * 4, vocab_size=600)
+    text = render_with_template(conversations, tool_schemas())[0]
+    tokenizer = train_tokenizer([text] * 4, vocab_size=600, fixed=boilerplate(tool_schemas()))
     ids, mask = encode(tokenizer, text)
     assert tokenizer.decode(ids) == text  # lossless
     # The prompt part is exactly what TRL's rollout starts from: the chat template with the generation prompt.
-    prompt = tokenizer.apply_chat_template(conversations[0][:2], tools=tool_schemas(), add_generation_prompt=True)
+    prompt = tokenizer.apply_chat_template(
+        conversations[0][:2], tools=tool_schemas(), add_generation_prompt=True, return_dict=True
+    )["input_ids"]
     assert ids[: len(prompt)] == list(prompt) and not any(mask[: len(prompt)])
     trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
     assert trained.count("<tool_call>") == len([s for s in results[0].steps if s.kind in ("tool", "answer")])
