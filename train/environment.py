@@ -14,6 +14,7 @@ video), exactly as the agent loop does at inference, and counted for the format 
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping
 
@@ -118,9 +119,16 @@ def environment_factory(episodes: Mapping[str, Episode], perception: Perception,
     return make
 
 
+def tool_names() -> list[str]:
+    """The tools in the order TRL lists them: the class's public functions, by name (`inspect.getmembers` order)."""
+    members = inspect.getmembers(CVREnvironment, predicate=inspect.isfunction)
+    return [name for name, _ in members if not name.startswith("_") and name not in ("reset", "get_reward")]
+
+
 def tool_schemas() -> list[dict]:
-    """The tool schemas TRL renders into the prompt for this environment (saved beside checkpoints for HFPolicy)."""
+    """The tool schemas TRL renders into the prompt for this environment, in its order (the rendered system block
+    must match token for token between warm start, GRPO rollouts and HFPolicy; `tools.json` carries them)."""
     from transformers.utils import get_json_schema
 
     env = CVREnvironment({}, perception=None, limits=Limits())  # type: ignore[arg-type]
-    return [get_json_schema(getattr(env, name)) for name in ("observe", "listen", "answer")]
+    return [get_json_schema(getattr(env, name)) for name in tool_names()]

@@ -30,8 +30,6 @@ from agentcvr.protocols import Limits
 from scripts_gen.schema import Script
 from train.config import TrainConfig
 
-STAGES = ("warm start", "evaluation", "GRPO", "final evaluation")
-
 
 def versions() -> dict[str, str]:
     import importlib.metadata as md
@@ -279,17 +277,23 @@ class Run:
         return len(rendered["input_ids"])
 
     def save_policy(self, model, tokenizer, folder: Path) -> None:
-        from agentcvr.policies.hf_policy import TOOLS_FILE
-        from train.environment import tool_schemas
-        from train.tokenizer import mark_plain
-
-        folder.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(folder)
-        tokenizer.save_pretrained(folder)
-        if self.cfg.model.kind == "tiny":
-            mark_plain(folder)
-        (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
+        save_policy(model, tokenizer, folder, plain_tokenizer=self.cfg.model.kind == "tiny")
         (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
+
+
+def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True) -> None:
+    """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved) and the tool schemas."""
+    from agentcvr.policies.hf_policy import TOOLS_FILE
+    from train.environment import tool_schemas
+    from train.tokenizer import mark_plain
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    if plain_tokenizer:
+        mark_plain(folder)
+    (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
 
 
 def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Console | None = None) -> dict:

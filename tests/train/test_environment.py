@@ -51,6 +51,6 @@ def test_reset_clears_the_previous_episode(pet_script):
 
 def test_tool_schemas_are_the_three_actions():
     names = [schema["function"]["name"] for schema in tool_schemas()]
-    assert names == ["observe", "listen", "answer"]
-    observe = tool_schemas()[0]["function"]["parameters"]
+    assert names == ["answer", "listen", "observe"]  # TRL's order (inspect.getmembers): the prompt must match it
+    observe = tool_schemas()[2]["function"]["parameters"]
     assert observe["required"] == ["video", "start", "end"]

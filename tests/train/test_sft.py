@@ -29,3 +29,7 @@ def test_encoding_matches_the_rollout_layout(pet_script):
     assert trained.count("<tool_call>") == len([s for s in results[0].steps if s.kind in ("tool", "answer")])
     assert "<tool_response>" not in trained  # tool output never carries loss
     assert all(piece.endswith("<|im_end|>") for piece, flag in split_assistant_spans(text) if flag)
+    # The fixed system block is two tokens (split around the turn limit), a tool call's JSON scaffolding one each.
+    fixed = boilerplate(tool_schemas())
+    assert all(len(tokenizer.encode(piece, add_special_tokens=False)) == 1 for piece in fixed)
+    assert len(prompt) < 200
