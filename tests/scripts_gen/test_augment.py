@@ -6,32 +6,16 @@ import pytest
 
 from agentcvr.chat import OpenAIChat
 from scripts_gen.augment import Augmenter, check_rewrite, editable_view
-from scripts_gen.schema import Event, Evidence, Script, VideoScript
+from scripts_gen.schema import Evidence, Script
 from tests.openai_stub import OpenAIStub
 
 FACT = "a brown dog runs in a park"
 
 
 @pytest.fixture
-def script() -> Script:
-    return Script(
-        id="aug-1",
-        task="NC",
-        question="Which video shows a dog running?",
-        options=["A. Video 1", "B. Video 2"],
-        answer="B",
-        videos=[
-            VideoScript(
-                index=1,
-                duration=30,
-                events=[
-                    Event(start=0, end=10, visual="a grey cat sleeps on a sofa", speech="good morning kitty"),
-                ],
-            ),
-            VideoScript(index=2, duration=40, events=[Event(start=5, end=12, visual=FACT)]),
-        ],
-        evidence=[Evidence(video=2, start=5, end=12, fact=FACT, focus="dog")],
-    )
+def script(pet_script: Script) -> Script:
+    """The shared pet script, with the evidence the augmenter must keep."""
+    return pet_script.model_copy(update={"evidence": [Evidence(video=2, start=5, end=12, fact=FACT, focus="dog")]})
 
 
 def rewrite(script, question="In which clip is a dog seen running?", **edits):
