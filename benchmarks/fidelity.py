@@ -19,23 +19,10 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcvr.policies.expert import ExpertPolicy, Visit  # noqa: E402
-from eval.fidelity import plain_text, run_fidelity  # noqa: E402
+from eval.fidelity import run_fidelity  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 from scripts_gen.render import RenderConfig, render_scripts  # noqa: E402
 from scripts_gen.schema import write_jsonl  # noqa: E402
-
-
-class PlainTextExpert(ExpertPolicy):
-    """The expert, checking its evidence facts after dropping case and punctuation (`eval.fidelity.plain_text`):
-    'Lena: After all...' in a script is heard by Whisper as 'Lena, after all...'."""
-
-    def _plan(self, episode_id: str) -> list[Visit]:
-        return [Visit(v.tool, v.arguments, tuple(map(plain_text, v.facts))) for v in super()._plan(episode_id)]
-
-    def answer(self, messages: list[dict], episode) -> str:
-        plain = [{**m, "content": plain_text(str(m["content"]))} if m.get("role") == "tool" else m for m in messages]
-        return super().answer(plain, episode)
 
 
 def main() -> int:
@@ -43,7 +30,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("runs/fidelity"))
     parser.add_argument("--n", type=int, default=10, help="episodes per task kind")
     parser.add_argument("--task", action="append", help="task kinds (repeatable); default all ten")
-    parser.add_argument("--policy", default="expert", help="a component name, or expert-plain (see PlainTextExpert)")
+    parser.add_argument("--policy", default="expert", help="a component name: expert, gguf, ...")
     parser.add_argument("--fps", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -52,8 +39,7 @@ def main() -> int:
         write_jsonl(generate("all", args.n, args.seed), scripts)
     render_scripts(scripts, args.work / "rendered", RenderConfig(fps=args.fps), tasks=args.task)
     out = args.work / f"results-{args.policy.replace(':', '_')}"
-    policy = PlainTextExpert if args.policy == "expert-plain" else args.policy
-    run_fidelity(args.work / "rendered", policy, tasks=args.task, limit=args.n, out_dir=out)
+    run_fidelity(args.work / "rendered", args.policy, tasks=args.task, limit=args.n, out_dir=out)
     return 0
 
 

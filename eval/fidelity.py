@@ -12,14 +12,14 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
 - per-call latency of observe/listen, simulated and real, and their ratio (paper: 1.6 s vs 7.3-8.6 s, with an LLM
   simulator on GPUs); accuracy both ways; real perception errors recorded in the traces;
 - evidence facts delivered: how many of the scripts' evidence facts appear in the real run's observations, word
-  for word and after dropping case and punctuation (the expert policy answers only on word-for-word facts).
+  for word and after dropping case and punctuation (the expert policy answers when every fact is there after
+  dropping case and punctuation).
 Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -35,6 +35,7 @@ from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
+from agentcvr.text import plain_text
 from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
 
@@ -184,11 +185,6 @@ def _facts(script: Script | None, real: EpisodeResult) -> dict[str, int]:
         "facts_verbatim": sum(f in seen for f in facts),
         "facts_normalized": sum(plain_text(f) in plain_text(seen) for f in facts),
     }
-
-
-def plain_text(text: str) -> str:
-    """Lower-case words joined by single spaces: 'Lena, after all' and 'Lena: After all' read the same."""
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
 def run_fidelity(

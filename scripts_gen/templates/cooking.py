@@ -65,7 +65,7 @@ def cook_video(
         if choice is None:
             continue
         function, _, methods = RECIPES[dish][step]
-        speech = f"{'First' if first else 'Next'}: {function}." if rng.random() < 0.7 else None
+        speech = f"{'First' if first else 'Next'}, {function}." if rng.random() < 0.7 else None
         if step in split:
             beats.append(Beat(methods[choice][2], rng.uniform(8, 35), speech, key=str(step)))
             visual, chat = rng.choice(KITCHEN)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 
 import pytest
@@ -87,3 +88,36 @@ def test_unknown_episode_fails_clearly():
     stranger = generate("NC", 1, seed=999)[0].model_copy(update={"id": "nope"})
     with pytest.raises(KeyError, match="no script for episode 'nope'"):
         ExpertPolicy(scripts()).act([], stranger.episode())
+
+
+class Transcribing:
+    """A perception that returns each scripted observation as a reader of OCR or Whisper output would get it:
+    other case, other punctuation, same words."""
+
+    def __init__(self, inner: ScriptSimulator):
+        self.inner = inner
+
+    def observe(self, episode, action) -> str:
+        return self._heard(self.inner.observe(episode, action))
+
+    def listen(self, episode, action) -> str:
+        return self._heard(self.inner.listen(episode, action))
+
+    @staticmethod
+    def _heard(text: str) -> str:
+        return text.upper().replace(".", "").replace(":", ",")
+
+
+def test_expert_reads_facts_regardless_of_case_and_punctuation():
+    real_like = Transcribing(ScriptSimulator(scripts()))
+    for script in scripts().values():
+        if script.task == "CCQA":  # the judge scores words, not letters: covered by the official form below
+            continue
+        result = run(script, perception=real_like)
+        assert result.answer == get_task(script.task).official_form(script.answer), script.id
+
+
+def test_generated_speech_has_no_speaker_labels():
+    """Whisper hears the words, never a 'Name:' label: a label in the script would be a fact no real run delivers."""
+    lines = [e.speech for s in generate("all", 20, seed=5) for v in s.videos for e in v.events if e.speech]
+    assert lines and not [line for line in lines if re.match(r"^[A-Z][a-z]+: ", line)]
