@@ -1,5 +1,6 @@
 """Held-out simulator evaluation: the real agent loop (`Agent` + `HFPolicy` + `ScriptSimulator`) on scripts generated
-with a different seed, per task kind: success (the official CrossVid score), mean turns, tool calls, answered share.
+with a different seed, per task kind: success (the official CrossVid score), mean turns, tool calls, answered share,
+and the share of episodes whose observations held every evidence fact (with the success among those).
 
 The same function scores the expert on the same scripts, the upper bound the warm start is compared with. A policy
 with `act_batch` (HFPolicy) serves many episodes at once: each episode runs its own agent loop in a thread, and
@@ -21,6 +22,7 @@ from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
 from agentcvr.tasks import get_task
+from agentcvr.text import plain_text
 from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
 
@@ -89,7 +91,7 @@ def evaluate(
         done[0] += 1
         if progress is not None:
             progress(done[0], len(scripts))
-        return script.task, _score(result, script), result
+        return script.task, _score(result, script), result, evidence_seen(result, script)
 
     try:
         with ThreadPoolExecutor(max_workers=batch_size if batched else 1) as pool:
@@ -108,18 +110,26 @@ def _score(result: EpisodeResult, script: Script) -> float:
     return float(get_task(script.task).official(result.answer, script.episode()))
 
 
-def summarize(rows: list[tuple[str, float, EpisodeResult]]) -> dict:
+def evidence_seen(result: EpisodeResult, script: Script) -> bool:
+    """Whether the episode's observations delivered every evidence fact of the script: tells a policy that does not
+    look in the right place (seen rarely) from one that looks but cannot read (seen, yet wrong)."""
+    observed = plain_text(" ".join(step.observation or "" for step in result.steps if step.kind == "tool"))
+    return all(plain_text(item.fact) in observed for item in script.evidence)
+
+
+def summarize(rows: list[tuple[str, float, EpisodeResult, bool]]) -> dict:
     by_task: dict[str, list] = defaultdict(list)
-    for task, score, result in rows:
-        by_task[task].append((score, result))
+    for task, score, result, seen in rows:
+        by_task[task].append((score, result, seen))
     tasks = {task: _stats(items) for task, items in sorted(by_task.items())}
-    overall = _stats([(score, result) for _, score, result in rows])
+    overall = _stats([item for items in by_task.values() for item in items])
     return {"tasks": tasks, "overall": overall}
 
 
-def _stats(items: list[tuple[float, EpisodeResult]]) -> dict:
-    scores = [score for score, _ in items]
-    results = [result for _, result in items]
+def _stats(items: list[tuple[float, EpisodeResult, bool]]) -> dict:
+    scores = [score for score, _, _ in items]
+    results = [result for _, result, _ in items]
+    seen = [score for score, _, saw in items if saw]
     return {
         "episodes": len(items),
         "success": statistics.fmean(scores) if scores else 0.0,
@@ -127,22 +137,28 @@ def _stats(items: list[tuple[float, EpisodeResult]]) -> dict:
         "tool_calls": statistics.fmean(r.tool_calls for r in results) if results else 0.0,
         "answered": statistics.fmean(r.answer is not None for r in results) if results else 0.0,
         "format_errors": statistics.fmean(r.format_errors for r in results) if results else 0.0,
+        "evidence_seen": statistics.fmean(saw for _, _, saw in items) if items else 0.0,
+        "success_when_seen": statistics.fmean(seen) if seen else None,
     }
 
 
 def comparison_table(reports: dict[str, dict]) -> str:
-    """A plain-text table: one row per task kind, success / turns / tool calls for each named report."""
+    """A plain-text table: one row per task kind, success / turns / tool calls / evidence seen for each named
+    report."""
     names = list(reports)
     tasks = sorted({task for report in reports.values() for task in report["tasks"]}) + ["overall"]
-    header = f"{'task':<8}" + "".join(f"{name + ' success':>20}{'turns':>7}{'calls':>7}" for name in names)
+    header = f"{'task':<8}" + "".join(f"{name + ' success':>20}{'turns':>7}{'calls':>7}{'seen':>7}" for name in names)
     lines = [header]
     for task in tasks:
         cells = []
         for name in names:
             stats = reports[name]["overall"] if task == "overall" else reports[name]["tasks"].get(task)
             if stats is None:
-                cells.append(f"{'-':>20}{'-':>7}{'-':>7}")
+                cells.append(f"{'-':>20}{'-':>7}{'-':>7}{'-':>7}")
             else:
-                cells.append(f"{stats['success'] * 100:>19.1f}%{stats['turns']:>7.2f}{stats['tool_calls']:>7.2f}")
+                seen = f"{stats['evidence_seen'] * 100:.0f}%" if "evidence_seen" in stats else "-"
+                cells.append(
+                    f"{stats['success'] * 100:>19.1f}%{stats['turns']:>7.2f}{stats['tool_calls']:>7.2f}{seen:>7}"
+                )
         lines.append(f"{task:<8}" + "".join(cells))
     return "\n".join(lines)
