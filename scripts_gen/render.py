@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field
 
 from agentcvr.episode import Episode
 from scripts_gen.schema import Event, Script, VideoScript, read_jsonl, write_jsonl
+from scripts_gen.speech import RenderError, speech_track, write_wav
 
 # Named colours a description may mention -> RGB of the shape drawn for it.
 COLOURS = {
@@ -114,10 +115,6 @@ class RenderReport:
         return sum(f.duration for f in self.files)
 
 
-class RenderError(RuntimeError):
-    """ffmpeg or espeak-ng failed or is missing; the message says which and why."""
-
-
 def require_tools(*names: str) -> None:
     missing = [name for name in names if shutil.which(name) is None]
     if missing:
@@ -135,20 +132,26 @@ def render_scripts(
 ) -> RenderReport:
     """Render every script of a JSONL file (optionally only some task kinds, at most `limit`) into `out_dir`.
 
-    Scripts already in `out_dir/manifest.jsonl` whose files exist are skipped unless `overwrite`."""
+    A script already in `out_dir/manifest.jsonl` is skipped when its files exist and its content is the one they
+    were rendered from (the manifest keeps a hash), unless `overwrite`; a changed script is rendered again. Other
+    scripts' entries in the folder are kept."""
     config = config or RenderConfig()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(tasks) if tasks else None
     scripts = [s for s in read_jsonl(Path(scripts_path)) if wanted is None or s.task in wanted][:limit]
-    done = {} if overwrite else _manifest(out)
+    done = _manifest(out)
     report, started = RenderReport(out), time.perf_counter()
     kept: dict[str, Script] = {s.id: s for s in load_scripts(out)} if (out / "scripts.jsonl").is_file() else {}
     for number, script in enumerate(scripts, start=1):
         entry = done.get(script.id)
-        if entry and all((out / v["path"]).is_file() for v in entry["videos"]):
+        if (
+            not overwrite
+            and entry
+            and entry.get("script_sha256") == script_hash(script)
+            and all((out / v["path"]).is_file() for v in entry["videos"])
+        ):
             report.skipped += 1
-            kept[script.id] = script
             continue
         files = render_script(script, out, config)
         report.files.extend(files)
@@ -203,9 +206,11 @@ def render_timeline(
     with tempfile.TemporaryDirectory(prefix="render-") as tmp:
         audio_path = None
         if config.audio:
-            track, rendered.speech_events, rendered.speech_overflows = _speech_track(events, duration, config)
+            track, rendered.speech_events, rendered.speech_overflows = speech_track(
+                events, duration, config.sample_rate, config.words_per_minute, config.max_words_per_minute, config.voice
+            )
             audio_path = Path(tmp) / "audio.wav"
-            _write_wav(audio_path, track, config.sample_rate)
+            write_wav(audio_path, track, config.sample_rate)
         command = [
             "ffmpeg",
             "-y",
@@ -379,64 +384,6 @@ def _fit_text(texts: list[str], width: int, height: int, largest: int):
     return font, lines[: max(1, height // line_height)]
 
 
-def _speech_track(events: list[Event], duration: float, config: RenderConfig):
-    """Float32 mono samples of the whole file with each utterance at its event's start; counts and overflows."""
-    import numpy as np
-
-    rate = config.sample_rate
-    track = np.zeros(int(round(duration * rate)), dtype=np.float32)
-    spoken = overflows = 0
-    for event in events:
-        if not event.speech:
-            continue
-        spoken += 1
-        room = event.end - event.start - 0.1
-        samples = _espeak(event.speech, config.words_per_minute, config.voice)
-        if len(samples) / 22050 > room:  # speak faster, within reason, to fit the event
-            wpm = min(config.max_words_per_minute, int(config.words_per_minute * len(samples) / 22050 / room) + 10)
-            samples = _espeak(event.speech, wpm, config.voice)
-        if len(samples) / 22050 > room:
-            overflows += 1
-        if rate != 22050:
-            samples = np.interp(
-                np.arange(0, len(samples) * rate / 22050) * 22050 / rate, np.arange(len(samples)), samples
-            ).astype(np.float32)
-        begin = int(round((event.start + 0.05) * rate))
-        piece = samples[: max(0, len(track) - begin)]
-        track[begin : begin + len(piece)] += piece
-    np.clip(track, -1.0, 1.0, out=track)
-    return track, spoken, overflows
-
-
-def _espeak(text: str, words_per_minute: int, voice: str):
-    """espeak-ng speech as float32 samples at 22050 Hz."""
-    import numpy as np
-
-    result = subprocess.run(
-        ["espeak-ng", "-v", voice, "-s", str(words_per_minute), "--stdout", text], capture_output=True, check=False
-    )
-    if result.returncode != 0:
-        raise RenderError(f"espeak-ng failed on {text[:40]!r}: {result.stderr.decode().strip()}")
-    data = result.stdout
-    start = data.find(b"data") + 8  # the streamed header's sizes are placeholders: read to the end
-    if start < 8:
-        raise RenderError("espeak-ng wrote no WAV data")
-    pcm = np.frombuffer(data[start : start + (len(data) - start) // 2 * 2], dtype="<i2")
-    return pcm.astype(np.float32) / 32768.0
-
-
-def _write_wav(path: Path, samples, rate: int) -> None:
-    import wave
-
-    import numpy as np
-
-    with wave.open(str(path), "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(rate)
-        handle.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
-
-
 def _file_groups(videos: list[VideoScript]) -> list[list[VideoScript]]:
     """Videos sharing a source whose clips do not overlap there form one file; every other video is its own."""
     groups: dict[str, list[VideoScript]] = {}
@@ -463,7 +410,17 @@ def _manifest_entry(script: Script, files: list[RenderedVideo], out: Path) -> di
             videos.append(
                 {"index": index, "path": str(rendered.path.relative_to(out)), "offset": offset, "duration": duration}
             )
-    return {"id": script.id, "task": script.task, "videos": sorted(videos, key=lambda v: v["index"])}
+    return {
+        "id": script.id,
+        "task": script.task,
+        "script_sha256": script_hash(script),
+        "videos": sorted(videos, key=lambda v: v["index"]),
+    }
+
+
+def script_hash(script: Script) -> str:
+    """What a rendering was made from: a changed script (question, timeline or speech) gets a new hash."""
+    return hashlib.sha256(script.model_dump_json().encode()).hexdigest()
 
 
 def _manifest(out: Path) -> dict[str, dict]:

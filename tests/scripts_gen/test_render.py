@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scripts_gen.render import RenderConfig, load_rendered, render_scripts, render_timeline
-from scripts_gen.schema import Event, write_jsonl
+from scripts_gen.schema import Event, Script, VideoScript, write_jsonl
 from tests.rendered import facts_script, needs_tools, render_facts
 
 pytestmark = needs_tools
@@ -58,6 +58,31 @@ def test_rendering_skips_scripts_already_in_the_manifest(rendered):
     assert (report.scripts, report.skipped) == (0, 1)
     ((script, episode),) = load_rendered(folder)
     assert script.id == episode.id == "facts-1" and episode.answer == "B"
+
+
+def test_a_changed_script_is_rendered_again_and_the_others_are_kept(tmp_path):
+    """Re-rendering one script (changed, or with overwrite) must not drop other scripts from the manifest."""
+
+    def tiny(script_id: str, visual: str) -> Script:
+        return Script(
+            id=script_id,
+            task="NC",
+            question="Which video shows a dog?",
+            options=["A. Video 1", "B. Video 2"],
+            answer="A",
+            videos=[VideoScript(index=1, duration=2, events=[Event(start=0, end=2, visual=visual)])],
+        )
+
+    config, folder = RenderConfig(fps=2, audio=False), tmp_path / "out"
+    write_jsonl([tiny("one", "A dog."), tiny("two", "A cat.")], tmp_path / "first.jsonl")
+    assert render_scripts(tmp_path / "first.jsonl", folder, config, progress=False).scripts == 2
+    write_jsonl([tiny("one", "A dog runs."), tiny("two", "A cat.")], tmp_path / "second.jsonl")
+    report = render_scripts(tmp_path / "second.jsonl", folder, config, progress=False)
+    assert (report.scripts, report.skipped) == (1, 1)
+    write_jsonl([tiny("two", "A cat.")], tmp_path / "third.jsonl")
+    assert render_scripts(tmp_path / "third.jsonl", folder, config, overwrite=True, progress=False).scripts == 1
+    loaded = {script.id: script for script, _ in load_rendered(folder)}
+    assert set(loaded) == {"one", "two"} and loaded["one"].videos[0].events[0].visual == "A dog runs."
 
 
 def test_long_speech_is_sped_up_to_fit_its_event(tmp_path):
