@@ -69,6 +69,23 @@ class BatchingPolicy:
                 future.set_result(output)
 
 
+class ExpertLooks:
+    """The expert's tool calls, the policy's answer: success then measures reading apart from looking (the policy
+    answers with every evidence fact in front of it). If the policy calls a tool instead, it keeps the turn."""
+
+    protocol = "tools"
+
+    def __init__(self, expert: Policy, policy: Policy):
+        self.expert, self.policy = expert, policy
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        planned = self.expert.act(messages, episode)
+        calls = planned.tool_calls or []
+        if calls and calls[0]["function"]["name"] != "answer":
+            return planned
+        return self.policy.act(messages, episode)
+
+
 def evaluate(
     policy: Policy,
     scripts: Sequence[Script],
@@ -76,17 +93,20 @@ def evaluate(
     limits: Limits,
     batch_size: int = 32,
     progress: Callable[[int, int], None] | None = None,
+    expert_looks: Policy | None = None,
 ) -> dict:
-    """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time."""
+    """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time. With
+    `expert_looks` (an `ExpertPolicy` over the scripts) that expert makes the tool calls and `policy` only answers."""
     started = time.perf_counter()
     batched = hasattr(policy, "act_batch") and batch_size > 1
     serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
+    acting = ExpertLooks(expert_looks, serving) if expert_looks is not None else serving
     local = threading.local()
     done = [0]
 
     def run(script: Script) -> tuple[str, float, EpisodeResult]:
         if not hasattr(local, "agent"):  # one compiled loop per worker thread
-            local.agent = Agent(serving, perception, limits)
+            local.agent = Agent(acting, perception, limits)
         result = local.agent.run(script.episode())
         done[0] += 1
         if progress is not None:

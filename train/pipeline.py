@@ -167,8 +167,9 @@ class Run:
         self.timings["warm_start"] = time.perf_counter() - started
         return str(folder)
 
-    def evaluate(self, name: str, policy_dir: str | None) -> dict:
-        """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON."""
+    def evaluate(self, name: str, policy_dir: str | None, expert_looks: bool = False) -> dict:
+        """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON. With
+        `expert_looks` the expert makes the calls and the policy only answers: its reading, apart from looking."""
         from agentcvr.policies.expert import ExpertPolicy
         from agentcvr.policies.hf_policy import HFPolicy
         from train.environment import tool_schemas
@@ -191,7 +192,12 @@ class Run:
                 tools=tool_schemas(),
             )
         report = evaluate(
-            policy, self.heldout, make_perception(self.cfg, table), self.limits, batch_size=self.cfg.eval.batch_size
+            policy,
+            self.heldout,
+            make_perception(self.cfg, table),
+            self.limits,
+            batch_size=self.cfg.eval.batch_size,
+            expert_looks=ExpertPolicy(table) if expert_looks else None,
         )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]
@@ -305,16 +311,19 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     started = time.perf_counter()
     run.prepare()
     warm = run.warm_start()
-    reports = {}
+    reports: dict[str, dict] = {}
+    reading: dict[str, dict] = {}  # the expert looks, the policy answers: reading apart from looking
     evaluate = cfg.eval.enabled and world_size() == 1  # several processes: evaluate the saved policy afterwards
     if evaluate:
         reports["expert"] = run.evaluate("expert", None)
         reports["warmstart"] = run.evaluate("warmstart", warm)
+        reading["warmstart"] = run.evaluate("warmstart_reading", warm, expert_looks=True)
     final = run.grpo(warm)
     if world_size() > 1 and int(os.environ.get("RANK", "0")) != 0:
         return {}
     if evaluate:
         reports["grpo"] = run.evaluate("final", final)
+        reading["grpo"] = run.evaluate("final_reading", final, expert_looks=True)
     metrics = read_metrics(run.out / "metrics.jsonl")
     plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
     throughput = _throughput(metrics)
@@ -325,12 +334,19 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
         "steps": metrics[-1]["step"] if metrics else 0,
         "throughput": throughput,
         "heldout": reports,
+        "heldout_expert_looks": reading,
     }
     (run.out / "report.json").write_text(json.dumps(report, indent=1))
     table = comparison_table(reports) if reports else ""
-    (run.out / "report.md").write_text(f"# train-sim {cfg.name}\n\n```\n{table}\n```\n\n{json.dumps(throughput)}\n")
+    reading_table = comparison_table(reading) if reading else ""
+    (run.out / "report.md").write_text(
+        f"# train-sim {cfg.name}\n\nHeld-out success:\n\n```\n{table}\n```\n\n"
+        f"Reading (the expert makes the calls, the policy answers):\n\n```\n{reading_table}\n```\n\n"
+        f"{json.dumps(throughput)}\n"
+    )
     if table:
         run.log("held-out success per task (expert = upper bound, warmstart = SFT start, grpo = end):\n" + table)
+        run.log("reading (the expert makes the calls, the policy answers):\n" + reading_table)
     run.log(
         f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
         f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step"
