@@ -203,6 +203,7 @@ def render_timeline(
     started = time.perf_counter()
     rendered = RenderedVideo(path, duration, indices or [1], offsets or [0.0])
     frames = int(round(duration * config.fps))
+    partial = path.with_name(f"{path.stem}.partial{path.suffix}")
     with tempfile.TemporaryDirectory(prefix="render-") as tmp:
         audio_path = None
         if config.audio:
@@ -248,7 +249,7 @@ def render_timeline(
             f"{frames / config.fps:.6f}",
             "-movflags",
             "+faststart",
-            str(path),
+            str(partial),
         ]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdin is not None
@@ -261,7 +262,9 @@ def render_timeline(
             pass
         error = process.stderr.read().decode() if process.stderr else ""
         if process.wait() != 0:
+            partial.unlink(missing_ok=True)
             raise RenderError(f"ffmpeg failed writing {path}: {error.strip()[-500:]}")
+        partial.replace(path)  # a killed render leaves no file that looks finished
     rendered.seconds = time.perf_counter() - started
     return rendered
 
