@@ -19,6 +19,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agentcvr.protocols import Limits  # noqa: E402
 from eval.fidelity import run_fidelity  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 from scripts_gen.render import RenderConfig, render_scripts  # noqa: E402
@@ -33,13 +34,15 @@ def main() -> int:
     parser.add_argument("--policy", default="expert", help="a component name: expert, gguf, ...")
     parser.add_argument("--fps", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-turns", type=int, default=20, help="policy turns before a forced answer")
     args = parser.parse_args()
     scripts = args.work / "scripts.jsonl"
     if not scripts.exists():
         write_jsonl(generate("all", args.n, args.seed), scripts)
     render_scripts(scripts, args.work / "rendered", RenderConfig(fps=args.fps), tasks=args.task)
     out = args.work / f"results-{args.policy.replace(':', '_')}"
-    run_fidelity(args.work / "rendered", args.policy, tasks=args.task, limit=args.n, out_dir=out)
+    limits = Limits(max_turns=args.max_turns)
+    run_fidelity(args.work / "rendered", args.policy, tasks=args.task, limit=args.n, limits=limits, out_dir=out)
     return 0
 
 
