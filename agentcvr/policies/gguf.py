@@ -94,6 +94,7 @@ class GGUFPolicy:
         self.thought_chars, self.focus_chars = thought_chars, focus_chars
         self._grammars: dict[str, str] = {}
         self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
+        self._elided: dict[str, tuple[int, int]] = {}  # episode id -> (messages seen, observations elided)
 
     def grammar(self, episode: Episode, answer_only: bool = False, tools_only: bool = False) -> str:
         """The grammar of one turn for this episode (built once per distinct schema)."""
@@ -108,8 +109,13 @@ class GGUFPolicy:
         return self._grammars[key]
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        length, elided = self._elided.get(episode.id, (0, 0))
+        if len(messages) < length:  # a new run of this episode
+            elided = 0
+        fitted, elided = fit_context(messages, self.context_chars, elided)
+        self._elided[episode.id] = (len(messages), elided)
         request = {
-            "messages": fit_context(messages, self.context_chars),
+            "messages": fitted,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
@@ -133,18 +139,28 @@ class GGUFPolicy:
 ELIDED = "[older observation elided to fit the context]"
 
 
-def fit_context(messages: list[dict], max_chars: int) -> list[dict]:
-    """Plain role/content messages; past `max_chars`, the oldest observations are elided first (system, question
-    and the latest turns stay), so a long episode ends with an answer instead of a context-overflow error."""
+def fit_context(
+    messages: list[dict], max_chars: int, elided: int = 0, low_water: float = 0.6
+) -> tuple[list[dict], int]:
+    """Plain role/content messages and how many observations were elided. Past `max_chars`, the oldest observations
+    are elided first (system, question and the latest turns stay), down to `low_water * max_chars`, so a long episode
+    ends with an answer instead of a context-overflow error. Passing the count back as `elided` on the next turn
+    keeps those elided: the prompt prefix then stays the same for several turns and llama.cpp reuses its KV cache,
+    where eliding just enough every turn would change the prefix (and re-read thousands of tokens) on every turn."""
     plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
     total = sum(len(m["content"]) for m in plain)
+    count, limit = 0, max_chars
     for message in plain[2:-2]:
-        if total <= max_chars:
-            break
-        if message["role"] in ("user", "tool") and len(message["content"]) > len(ELIDED):
-            total -= len(message["content"]) - len(ELIDED)
-            message["content"] = ELIDED
-    return plain
+        if message["role"] not in ("user", "tool") or len(message["content"]) <= len(ELIDED):
+            continue
+        if count >= elided:
+            if total <= limit:
+                break
+            limit = int(low_water * max_chars)
+        total -= len(message["content"]) - len(ELIDED)
+        message["content"] = ELIDED
+        count += 1
+    return plain, count
 
 
 def _forced(messages: list[dict]) -> bool:

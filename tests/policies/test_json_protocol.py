@@ -62,8 +62,25 @@ def test_fit_context_elides_oldest_observations_first():
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "question"}]
     for turn in range(6):
         messages += [{"role": "assistant", "content": f"call {turn}"}, {"role": "user", "content": f"obs {turn} " * 50}]
-    fitted = fit_context(messages, max_chars=1500)
-    assert sum(len(m["content"]) for m in fitted) <= 1500
+    fitted, elided = fit_context(messages, max_chars=1500)
+    assert sum(len(m["content"]) for m in fitted) <= 0.6 * 1500  # down to the low-water mark
     assert fitted[:2] == messages[:2] and fitted[-1] == messages[-1]
     assert fitted[3]["content"] == ELIDED and fitted[-1]["content"].startswith("obs 5")
-    assert fit_context(messages, max_chars=10**6) == messages  # nothing elided when it fits
+    assert elided == sum(m["content"] == ELIDED for m in fitted)
+    assert fit_context(messages, max_chars=10**6) == (messages, 0)  # nothing elided when it fits
+
+
+def test_fit_context_keeps_the_prompt_prefix_stable_across_turns():
+    """Once observations are elided, later turns elide the same ones until the budget is hit again: the prefix the
+    model has already read (its KV cache) stays valid."""
+    from agentcvr.policies.gguf import fit_context
+
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "question"}]
+    elided, prefixes = 0, []
+    for turn in range(12):
+        messages += [{"role": "assistant", "content": f"call {turn}"}, {"role": "user", "content": f"obs {turn} " * 50}]
+        fitted, elided = fit_context(messages, max_chars=2000, elided=elided)
+        assert sum(len(m["content"]) for m in fitted) <= 2000
+        prefixes.append([m["content"] for m in fitted])
+    changed = sum(now[: len(before)] != before for before, now in zip(prefixes, prefixes[1:], strict=False))
+    assert 1 <= changed <= 4  # eliding just enough would change the prefix on every turn past the budget
