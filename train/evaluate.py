@@ -104,7 +104,7 @@ def evaluate(
     local = threading.local()
     done = [0]
 
-    def run(script: Script) -> tuple[str, float, EpisodeResult]:
+    def run(script: Script) -> tuple[str, float, EpisodeResult, bool]:
         if not hasattr(local, "agent"):  # one compiled loop per worker thread
             local.agent = Agent(acting, perception, limits)
         result = local.agent.run(script.episode())
