@@ -9,7 +9,7 @@ zip: its code is never installed or imported. References are the published texts
 
 Rendered narration: speech lines rendered by `scripts_gen.render` (espeak-ng -> AAC in MP4), transcribed through
 `AudioAgent.transcribe` on each line's event interval, exactly as `listen` would be called: 12 hand-written lines,
-and with `--rendered` the speech lines of generated scripts (dialogue with speaker names, cooking narration).
+and with `--rendered` the speech lines of generated scripts (film dialogue, cooking narration).
 
 Every configuration is compared with the baseline measured in the same run: Whisper tiny.en with the paper's decode
 settings and no VAD.

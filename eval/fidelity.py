@@ -35,7 +35,7 @@ from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
-from agentcvr.text import plain_text
+from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
 
@@ -183,7 +183,7 @@ def _facts(script: Script | None, real: EpisodeResult) -> dict[str, int]:
     return {
         "facts": len(facts),
         "facts_verbatim": sum(f in seen for f in facts),
-        "facts_normalized": sum(plain_text(f) in plain_text(seen) for f in facts),
+        "facts_normalized": sum(facts_found(facts, seen)),
     }
 
 

@@ -22,7 +22,7 @@ from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
 from agentcvr.tasks import get_task
-from agentcvr.text import plain_text
+from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
 from scripts_gen.schema import Script
 
@@ -133,8 +133,8 @@ def _score(result: EpisodeResult, script: Script) -> float:
 def evidence_seen(result: EpisodeResult, script: Script) -> bool:
     """Whether the episode's observations delivered every evidence fact of the script: tells a policy that does not
     look in the right place (seen rarely) from one that looks but cannot read (seen, yet wrong)."""
-    observed = plain_text(" ".join(step.observation or "" for step in result.steps if step.kind == "tool"))
-    return all(plain_text(item.fact) in observed for item in script.evidence)
+    observed = " ".join(step.observation or "" for step in result.steps if step.kind == "tool")
+    return all(facts_found([item.fact for item in script.evidence], observed))
 
 
 def summarize(rows: list[tuple[str, float, EpisodeResult, bool]]) -> dict:

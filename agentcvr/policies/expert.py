@@ -5,7 +5,7 @@ clean: one OpenAI-style tool call per evidence location (observe with a focus, o
 trust the script blindly: it answers the ground truth only if every evidence fact appeared in the observations it
 got back through the conversation (with noise on, a dropped event costs the answer); otherwise it answers a random
 well-formed answer, as a model without the evidence would have to. Facts are compared as a reader would, ignoring
-case and punctuation (`agentcvr.text.plain_text`): OCR and Whisper return 'the roof, wrong way round' for a
+case and punctuation (`agentcvr.text.facts_found`): OCR and Whisper return 'the roof, wrong way round' for a
 script's 'The roof: wrong way round'.
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from agentcvr.episode import Episode
 from agentcvr.protocols import PolicyOutput
 from agentcvr.tasks import get_task
-from agentcvr.text import plain_text
+from agentcvr.text import facts_found
 
 if TYPE_CHECKING:  # the expert only reads scripts; the core does not import the generator
     from scripts_gen.schema import Script
@@ -87,14 +87,10 @@ class ExpertPolicy:
 
     def answer(self, messages: list[dict], episode: Episode) -> str:
         """The ground truth in its official form if every fact was observed, else a random well-formed answer."""
-        observed = {
-            m.get("tool_call_id"): plain_text(str(m.get("content", ""))) for m in messages if m.get("role") == "tool"
-        }
+        observed = {m.get("tool_call_id"): str(m.get("content", "")) for m in messages if m.get("role") == "tool"}
         visits = self._plan(episode.id)
         task = get_task(episode.task)
-        seen = all(
-            plain_text(fact) in observed.get(f"{CALL_PREFIX}{i}", "") for i, v in enumerate(visits) for fact in v.facts
-        )
+        seen = all(all(facts_found(v.facts, observed.get(f"{CALL_PREFIX}{i}", ""))) for i, v in enumerate(visits))
         if seen:
             return task.official_form(self.scripts[episode.id].answer)
         return task.random_answer(episode, random.Random(f"{self.seed}:{episode.id}"))
