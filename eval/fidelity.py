@@ -14,7 +14,8 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
 - evidence facts delivered: how many of the scripts' evidence facts appear in the real run's observations, word
   for word and after dropping case and punctuation (the expert policy answers when every fact is there after
   dropping case and punctuation).
-Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`.
+Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`. Running again into the same `<out>`
+resumes: episodes already in `pairs.jsonl` (same policy, simulator and turn limit) are read back, not run again.
 """
 
 from __future__ import annotations
@@ -219,12 +220,18 @@ def run_fidelity(
     simulated: Perception = make_perception(sim, scripts)
     real = make_perception("real", scripts, **(real_options or {}))
     out = Path(out_dir) if out_dir else None
+    name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
+    setting = {"policy": name, "sim": sim, "max_turns": (limits or Limits()).max_turns}
+    done: dict[str, Pair] = {}
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "pairs.jsonl").write_text("")
+        done = finished_pairs(out / "pairs.jsonl", setting)
     pairs, started = [], time.perf_counter()
     try:
         for number, (_, episode) in enumerate(chosen, start=1):
+            if episode.id in done:
+                pairs.append(done[episode.id])
+                continue
             sim_result = Agent(agent_policy, simulated, limits).run(episode)
             real_result = Agent(agent_policy, real, limits).run(episode)
             pair = compare(episode, sim_result, real_result, scripts[episode.id])
@@ -236,18 +243,51 @@ def run_fidelity(
             )
             if out:
                 with (out / "pairs.jsonl").open("a") as handle:
-                    record = {"pair": asdict(pair), "sim": sim_result.model_dump(), "real": real_result.model_dump()}
+                    record = {
+                        "setting": setting,
+                        "pair": asdict(pair),
+                        "sim": sim_result.model_dump(),
+                        "real": real_result.model_dump(),
+                    }
                     handle.write(json.dumps(record) + "\n")
     finally:
         close = getattr(real, "close", None)
         if close:
             close()
-    name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
+    if done:
+        console.print(f"resumed: {sum(p.episode_id in done for p in pairs)} episodes read back from {out}/pairs.jsonl")
     report = FidelityReport(pairs, name, sim, time.perf_counter() - started)
     console.print(report.table())
     if out:
         (out / "fidelity.json").write_text(json.dumps(report.summary(), indent=1))
     return report
+
+
+def finished_pairs(path: Path, setting: dict[str, Any]) -> dict[str, Pair]:
+    """Pairs already written to `path` by a run with the same setting (policy, simulator, turn limit), by episode id.
+
+    A file written under another setting is refused rather than mixed into this run's table; a last line torn by a
+    kill is dropped from the file (that episode runs again)."""
+    if not path.exists():
+        return {}
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    done = {}
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number < len(lines):
+                raise ValueError(f"{path} line {number} is not JSON") from None
+            path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
+            break
+        if record.get("setting") != setting:
+            raise ValueError(
+                f"{path} line {number} was written with {record.get('setting')}, not {setting}: "
+                "choose another output folder or delete the file to start over"
+            )
+        pair = Pair(**record["pair"])
+        done[pair.episode_id] = pair
+    return done
 
 
 def _row(task: str, pairs: list[Pair]) -> TaskRow:

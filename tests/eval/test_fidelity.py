@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 from rich.console import Console
 
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.trace import EpisodeResult, Step
-from eval.fidelity import compare, run_fidelity
+from eval.fidelity import Pair, compare, finished_pairs, run_fidelity
 from scripts_gen.schema import Event, Evidence, Script, VideoScript, write_jsonl
 from tests.rendered import needs_tools
 
@@ -92,3 +93,22 @@ def test_expert_fidelity_on_rendered_episodes(tmp_path):
     assert summary["episodes"] == 2 and summary["rows"][-1]["task"] == "all"
     pairs = (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()
     assert len(pairs) == 2 and json.loads(pairs[1])["real"]["steps"][0]["tool"] == "observe"
+
+    # A kill tore the last record: running again reads the first pair back and runs only the second episode.
+    (tmp_path / "out" / "pairs.jsonl").write_text(pairs[0] + "\n" + pairs[1][: len(pairs[1]) // 2])
+    console = Console(record=True, width=200)
+    again = run_fidelity(tmp_path / "rendered", "expert", out_dir=tmp_path / "out", console=console)
+    assert "resumed: 1 episodes read back" in console.export_text()
+    assert again.pairs[0] == report.pairs[0]  # read back as it was
+    assert [p.real_answer for p in again.pairs] == [p.real_answer for p in report.pairs]
+    assert len((tmp_path / "out" / "pairs.jsonl").read_text().splitlines()) == 2
+
+
+def test_pairs_of_another_setting_are_refused(tmp_path):
+    pair = Pair("BU-000000", "BU", "A", "A", True, None, 1.0, 1.0)
+    record = {"setting": {"policy": "gguf", "sim": "sim", "max_turns": 10}, "pair": asdict(pair)}
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    assert finished_pairs(path, record["setting"]) == {"BU-000000": pair}
+    with pytest.raises(ValueError, match="max_turns': 10.*choose another output folder"):
+        finished_pairs(path, {**record["setting"], "max_turns": 20})
