@@ -15,7 +15,8 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
   for word and after dropping case and punctuation (the expert policy answers when every fact is there after
   dropping case and punctuation).
 Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`. Running again into the same `<out>`
-resumes: episodes already in `pairs.jsonl` (same policy, simulator and turn limit) are read back, not run again.
+resumes: episodes already in `pairs.jsonl` (same policy, simulator, visual agent and turn limit) are read back, not run
+again.
 """
 
 from __future__ import annotations
@@ -221,7 +222,8 @@ def run_fidelity(
     real = make_perception("real", scripts, **(real_options or {}))
     out = Path(out_dir) if out_dir else None
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
-    setting = {"policy": name, "sim": sim, "max_turns": (limits or Limits()).max_turns}
+    visual = (real_options or {}).get("visual", "describer")
+    setting = {"policy": name, "sim": sim, "visual": visual, "max_turns": (limits or Limits()).max_turns}
     done: dict[str, Pair] = {}
     if out:
         out.mkdir(parents=True, exist_ok=True)
@@ -264,7 +266,8 @@ def run_fidelity(
 
 
 def finished_pairs(path: Path, setting: dict[str, Any]) -> dict[str, Pair]:
-    """Pairs already written to `path` by a run with the same setting (policy, simulator, turn limit), by episode id.
+    """Pairs already written to `path` by a run with the same setting (policy, simulator, visual agent, turn limit),
+    by episode id.
 
     A file written under another setting is refused rather than mixed into this run's table; a last line torn by a
     kill is dropped from the file (that episode runs again)."""
