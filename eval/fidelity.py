@@ -216,10 +216,7 @@ def run_fidelity(
             chosen.append((script, episode))
             per_task[script.task] = per_task.get(script.task, 0) + 1
     scripts = {script.id: script for script, _ in chosen}
-    # One policy object for both runs of every episode (policies keep no state between episodes).
-    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts, **(policy_options or {}))
-    simulated: Perception = make_perception(sim, scripts)
-    real = make_perception("real", scripts, **(real_options or {}))
+    # Read back what an earlier run into `out` finished before loading any model (a wrong folder fails fast).
     out = Path(out_dir) if out_dir else None
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
     visual = (real_options or {}).get("visual", "describer")
@@ -228,6 +225,10 @@ def run_fidelity(
     if out:
         out.mkdir(parents=True, exist_ok=True)
         done = finished_pairs(out / "pairs.jsonl", setting)
+    # One policy object for both runs of every episode (policies keep no state between episodes).
+    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts, **(policy_options or {}))
+    simulated: Perception = make_perception(sim, scripts)
+    real = make_perception("real", scripts, **(real_options or {}))
     pairs, started = [], time.perf_counter()
     try:
         for number, (_, episode) in enumerate(chosen, start=1):
