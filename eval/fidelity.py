@@ -205,6 +205,7 @@ def run_fidelity(
     same policy; print the table and return the report. `policy` is a component name (`expert`, `gguf`, ...)
     or a factory `scripts -> Policy`."""
     from agentcvr.components import make_perception, make_policy
+    from agentcvr.perception.real import RealPerceptionConfig
     from scripts_gen.render import load_rendered
 
     console = console or Console(width=160)
@@ -219,7 +220,7 @@ def run_fidelity(
     # Read back what an earlier run into `out` finished before loading any model (a wrong folder fails fast).
     out = Path(out_dir) if out_dir else None
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
-    visual = (real_options or {}).get("visual", "describer")
+    visual = (real_options or {}).get("visual", RealPerceptionConfig.model_fields["visual"].default)
     setting = {"policy": name, "sim": sim, "visual": visual, "max_turns": (limits or Limits()).max_turns}
     done: dict[str, Pair] = {}
     if out:
