@@ -12,32 +12,52 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Seconds = Annotated[float, Field(ge=0, description="Seconds from the start of the video.")]
+Seconds = Annotated[float, Field(ge=0)]
 
 
 class _Interval(BaseModel):
+    """A video and an optional interval of it: an omitted `start` is 0, an omitted `end` the video's end, so a call
+    without times looks at the whole video (small models scan that way; zooming in with times gives detail)."""
+
     model_config = ConfigDict(extra="forbid")
 
     video: int = Field(ge=1, description="Index of the video, starting at 1.")
-    start: Seconds
-    end: Seconds
+    start: Seconds | None = Field(default=None, description="Seconds from the start of the video; omit for 0.")
+    end: Seconds | None = Field(default=None, description="Seconds from the start of the video; omit for its end.")
+
+    @field_validator("video", mode="before")
+    @classmethod
+    def _not_bool(cls, value: object) -> object:
+        # JSON `true` would pass as 1 in pydantic's lax mode; a video number is never a boolean.
+        if isinstance(value, bool):
+            raise ValueError("a video number must be an integer, not true/false")
+        return value
 
     @field_validator("start", "end")
     @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
             raise ValueError("time must be a finite number of seconds")
         return value
 
     @model_validator(mode="after")
     def _ordered(self) -> _Interval:
-        if self.end <= self.start:
-            raise ValueError(f"end ({self.end}) must be after start ({self.start})")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError(f"end ({self.end:g}) must be after start ({self.start:g})")
         return self
+
+    @property
+    def whole(self) -> bool:
+        """Whether the call gave no times (a scan of the whole video)."""
+        return self.start is None and self.end is None
+
+    def within(self, duration: float) -> tuple[float, float]:
+        """The interval in seconds on a video of this duration, omitted ends filled in."""
+        return (self.start or 0.0, duration if self.end is None else self.end)
 
 
 class Observe(_Interval):
-    """Ask the visual agent what happens in a video between start and end, with a focus prompt."""
+    """Ask the visual agent what happens in a video (between start and end, or the whole video), with a focus prompt."""
 
     tool: Literal["observe"] = Field(default="observe", exclude=True)
     focus: str = Field(default="", max_length=500, description="What to look for in these frames.")
@@ -45,7 +65,7 @@ class Observe(_Interval):
 
 
 class Listen(_Interval):
-    """Ask the audio agent for the speech in a video between start and end."""
+    """Ask the audio agent for the speech in a video (between start and end, or the whole video)."""
 
     tool: Literal["listen"] = Field(default="listen", exclude=True)
 
@@ -79,9 +99,7 @@ TOOL_MODELS: dict[str, type[Observe] | type[Listen] | type[Answer]] = {
 def tool_schema(model: type[BaseModel]) -> dict:
     """The OpenAI function-tool schema of one action model (the `tool` tag is not an argument)."""
     schema = model.model_json_schema()
-    properties = {k: v for k, v in schema["properties"].items() if k != "tool"}
-    for prop in properties.values():
-        prop.pop("title", None)
+    properties = {k: _omittable(v) for k, v in schema["properties"].items() if k != "tool"}
     required = [k for k in schema.get("required", []) if k != "tool"]
     name = next(k for k, v in TOOL_MODELS.items() if v is model)
     return {
@@ -92,6 +110,18 @@ def tool_schema(model: type[BaseModel]) -> dict:
             "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
+
+
+def _omittable(prop: dict) -> dict:
+    """A property as a model should read it: an optional `X | None = None` field is just `X`, left out when unused."""
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    variants = prop.pop("anyOf", None)
+    if variants is not None:
+        kept = [v for v in variants if v != {"type": "null"}]
+        prop = {**kept[0], **prop} if len(kept) == 1 else {"anyOf": kept, **prop}
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    return prop
 
 
 def tool_schemas() -> list[dict]:

@@ -1,6 +1,7 @@
 """Short names for the swappable parts behind the loop, resolved in one place.
 
-Policies: `expert`, `random`, `gguf` (embedded Qwen2.5-Coder-0.5B), `gguf:<model name or .gguf path>`,
+Policies: `expert`, `random`, `gguf` (the embedded master: scan every video, then zoom in; `gguf:<model name or .gguf
+path>` for another model), `gguf-free` (the same model choosing every call itself),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper).
@@ -32,7 +33,7 @@ def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) ->
     return RandomPolicy(seed=seed)
 
 
-def _gguf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _gguf_policy(arg: str, scan: bool) -> Policy:
     from agentcvr.models import ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
@@ -40,7 +41,17 @@ def _gguf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    return GGUFPolicy(path)
+    return GGUFPolicy(path, scan=scan)
+
+
+def _gguf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    """Scans every video whole on its first turn, then zooms in or listens, then answers."""
+    return _gguf_policy(arg, scan=True)
+
+
+def _gguf_free(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    """Chooses every call itself (times optional): the zero-shot protocol as published."""
+    return _gguf_policy(arg, scan=False)
 
 
 def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:
@@ -66,6 +77,7 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "expert": _expert,
     "random": _random,
     "gguf": _gguf,
+    "gguf-free": _gguf_free,
     "openai": _openai,
     "hf": _hf,
 }

@@ -25,6 +25,9 @@ from agentcvr.episode import Episode
 # Seconds an interval may run past the end of a video before it counts as outside (durations are rounded).
 END_TOLERANCE = 1.0
 
+# What a model that wrote an impossible interval should do instead (small models repeat a rejected call otherwise).
+WHOLE_VIDEO_FIX = "Leave out both times to look at the whole video, or give an end after the start."
+
 Format = Literal["tool_calls", "qwen", "json"]
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
@@ -86,13 +89,7 @@ def _parse_tool_calls(tool_calls: Any, episode: Episode | None) -> ParsedTurn | 
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             return ParseError(code=ErrorCode.BAD_JSON, message="Each tool call needs a 'function' object.")
-        arguments = function.get("arguments", {})
-        if isinstance(arguments, str):
-            loaded = _loads(arguments)
-            if isinstance(loaded, ParseError):
-                return loaded
-            arguments = loaded
-        result = build_action(function.get("name"), arguments, episode)
+        result = build_action(function.get("name"), function.get("arguments", {}), episode)
         if isinstance(result, ParseError):
             return result
         actions.append(result)
@@ -154,14 +151,7 @@ def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | Par
         result = build_action("answer", {"answer": answer}, episode)
         return result if isinstance(result, ParseError) else [result]
     if name == "get_caption":
-        video = params.get("video_index")
-        args: dict[str, Any] = {"video": video, "start": params.get("start_time", 0.0)}
-        end = params.get("end_time")
-        if end is None and episode is not None and isinstance(video, int) and 1 <= video <= len(episode.videos):
-            end = episode.video(video).duration
-        args["end"] = end
-        if args["end"] is None:
-            return ParseError(code=ErrorCode.MISSING_FIELD, message="get_caption needs 'end_time'.")
+        args = {"video": params.get("video_index"), "start": params.get("start_time"), "end": params.get("end_time")}
         result = build_action("listen", args, episode)
         return result if isinstance(result, ParseError) else [result]
     if name == "observe":
@@ -203,6 +193,10 @@ def build_action(name: Any, arguments: Any, episode: Episode | None = None) -> A
         return ParseError(
             code=ErrorCode.UNKNOWN_TOOL, message=f"Unknown tool {name!r}: use one of {', '.join(TOOL_MODELS)}."
         )
+    if isinstance(arguments, str):  # OpenAI style: the arguments as a JSON string, also inside <tool_call> text
+        arguments = _loads(arguments) if arguments.strip() else {}
+        if isinstance(arguments, ParseError):
+            return arguments
     if not isinstance(arguments, dict):
         return ParseError(code=ErrorCode.BAD_JSON, message=f"The arguments of {name} must be a JSON object.")
     arguments = {k: v for k, v in arguments.items() if k != "tool"}
@@ -222,26 +216,29 @@ def _validation_error(name: str, error: ValidationError) -> ParseError:
         return ParseError(code=ErrorCode.MISSING_FIELD, message=f"{name} is missing the field '{field}'.")
     message = str(first.get("msg", "invalid value"))
     if "must be after start" in message:
-        return ParseError(code=ErrorCode.END_BEFORE_START, message=f"{name}: {message.removeprefix('Value error, ')}.")
+        return ParseError(
+            code=ErrorCode.END_BEFORE_START,
+            message=f"{name}: {message.removeprefix('Value error, ')}. {WHOLE_VIDEO_FIX}",
+        )
     return ParseError(code=ErrorCode.INVALID_VALUE, message=f"{name}: field '{field}': {message}.")
 
 
 def _check_against_episode(action: Observe | Listen, episode: Episode) -> Action | ParseError:
+    """The action with its interval filled in (omitted times: the whole video) and clipped to the video's end."""
     if not 1 <= action.video <= len(episode.videos):
         return ParseError(
             code=ErrorCode.UNKNOWN_VIDEO,
             message=f"Unknown video {action.video}: this question has videos 1 to {len(episode.videos)}.",
         )
     duration = episode.video(action.video).duration
-    if action.start >= duration or action.end > duration + END_TOLERANCE:
+    start, end = action.within(duration)
+    if start >= duration or end > duration + END_TOLERANCE or end <= start:
         return ParseError(
             code=ErrorCode.OUTSIDE_VIDEO,
-            message=f"Interval {action.start:g}-{action.end:g} s is outside video {action.video} "
-            f"(0 to {duration:g} s).",
+            message=f"Interval {start:g}-{end:g} s is outside video {action.video} (0 to {duration:g} s). "
+            f"{WHOLE_VIDEO_FIX}",
         )
-    if action.end > duration:
-        return action.model_copy(update={"end": duration})
-    return action
+    return action.model_copy(update={"start": start, "end": min(end, duration)})
 
 
 def _one_answer_rule(turn: ParsedTurn) -> ParsedTurn | ParseError:

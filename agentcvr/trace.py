@@ -45,6 +45,17 @@ class EpisodeResult(BaseModel):
         return sum(step.kind == "format_error" for step in self.steps)
 
     @property
+    def repeated_invalid(self) -> int:
+        """Rejected outputs identical to the rejected output before them: a policy stuck on one invalid reply."""
+        raws = [step.raw for step in self.steps if step.kind == "format_error"]
+        return sum(a == b for a, b in zip(raws, raws[1:], strict=False))
+
+    @property
+    def seconds(self) -> float:
+        """Policy and perception time of the episode."""
+        return sum(step.policy_seconds + step.tool_seconds for step in self.steps)
+
+    @property
     def valid_action_rate(self) -> float:
         """Share of policy turns that parsed into valid actions."""
         return 1.0 - self.format_errors / self.turns if self.turns else 0.0

@@ -10,7 +10,12 @@ def test_schemas_are_generated_from_the_models():
     schemas = {s["function"]["name"]: s["function"] for s in tool_schemas()}
     assert set(schemas) == {"observe", "listen", "answer"}
     observe = schemas["observe"]["parameters"]
-    assert set(observe["required"]) == {"video", "start", "end"}
+    assert observe["required"] == ["video"]  # times may be left out: the whole video
+    assert observe["properties"]["start"] == {
+        "type": "number",
+        "minimum": 0,
+        "description": "Seconds from the start of the video; omit for 0.",
+    }
     assert set(observe["properties"]) == {"video", "start", "end", "focus", "num_frames"}
     assert "tool" not in observe["properties"]  # the tag is ours, not an argument
     assert schemas["answer"]["parameters"]["required"] == ["answer"]

@@ -121,7 +121,8 @@ MALFORMED = [
     pytest.param('{"action": "observe", "params": {"observation_targets": [{"video_index": 1', id="truncated-json"),
     pytest.param('{"action": "teleport"}', id="wrong-tool"),
     pytest.param('{"action": "observe", "params": {}}', id="missing-targets"),
-    pytest.param(qwen("observe", {"video": 1, "start": 0}), id="missing-end"),
+    pytest.param(qwen("observe", {"start": 0, "end": 4}), id="missing-video"),
+    pytest.param(qwen("observe", {"video": 1, "start": 12, "end": 12}), id="empty-interval"),
     pytest.param(
         '<tool_call>{"name": "listen", "arguments": {"video": 1, "start": NaN, "end": 3}}</tool_call>', id="nan"
     ),

@@ -83,6 +83,46 @@ def test_prose_and_code_fences_around_one_json_object_are_accepted():
     assert isinstance(turn, ParsedTurn) and turn.actions == [Answer(answer="B")]
 
 
+@pytest.mark.parametrize(
+    ("content", "tool_calls"),
+    [
+        (None, [call("observe", {"video": 2, "focus": "the knife"})]),
+        ('<tool_call>{"name": "observe", "arguments": {"video": 2, "focus": "the knife"}}</tool_call>', None),
+        # OpenAI style: arguments as a JSON string, as small models write it inside <tool_call> text too
+        (
+            '<tool_call>{"name": "observe", "arguments": "{\\"video\\": 2, \\"focus\\": \\"the knife\\"}"}</tool_call>',
+            None,
+        ),
+        (
+            '{"action": "observe", "params": {"observation_targets": [{"video_index": 2}], "focus_prompt": "the knife"}}',
+            None,
+        ),
+    ],
+)
+def test_omitted_times_mean_the_whole_video_in_every_protocol(content, tool_calls):
+    turn = parse_turn(content, tool_calls, EPISODE)
+    assert isinstance(turn, ParsedTurn), turn
+    assert turn.actions == [Observe(video=2, start=0, end=30, focus="the knife")]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "interval"),
+    [
+        ({"video": 2, "start": 12}, (12, 30)),
+        ({"video": 2, "end": 8}, (0, 8)),
+        ({"video": 2, "start": 3, "end": 9}, (3, 9)),
+    ],
+)
+def test_one_time_given_keeps_it_and_fills_the_other(arguments, interval):
+    turn = parse_turn(None, [call("listen", arguments)], EPISODE)
+    assert isinstance(turn, ParsedTurn) and (turn.actions[0].start, turn.actions[0].end) == interval
+
+
+def test_an_impossible_interval_names_the_fix():
+    error = parse_turn(None, [call("observe", {"video": 2, "start": 30, "end": 30})], EPISODE)
+    assert isinstance(error, ParseError) and "Leave out both times" in error.message
+
+
 def test_end_just_past_the_duration_is_clamped():
     turn = parse_turn(None, [call("listen", {"video": 2, "start": 0, "end": 30.4})], EPISODE)
     assert isinstance(turn, ParsedTurn) and turn.actions[0].end == 30
@@ -101,7 +141,10 @@ def test_end_just_past_the_duration_is_clamped():
         ),
         ('{"action": "zoom", "params": {}}', None, ErrorCode.UNKNOWN_TOOL),
         (None, [call("search", {"q": "x"})], ErrorCode.UNKNOWN_TOOL),
-        (None, [call("observe", {"video": 1, "start": 0})], ErrorCode.MISSING_FIELD),
+        (None, [call("observe", {"start": 0, "end": 3})], ErrorCode.MISSING_FIELD),
+        (None, [call("observe", {"video": True})], ErrorCode.INVALID_VALUE),
+        ('{"action": "get_caption", "params": {"video_index": true}}', None, ErrorCode.INVALID_VALUE),
+        (None, [call("listen", {"video": 1, "end": 0})], ErrorCode.OUTSIDE_VIDEO),
         (None, [call("observe", {"video": 1, "start": 9, "end": 3})], ErrorCode.END_BEFORE_START),
         (None, [call("observe", {"video": 3, "start": 0, "end": 3})], ErrorCode.UNKNOWN_VIDEO),
         (None, [call("listen", {"video": 2, "start": 0, "end": 90})], ErrorCode.OUTSIDE_VIDEO),

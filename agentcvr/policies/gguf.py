@@ -25,8 +25,9 @@ from typing import Any
 
 from agentcvr.episode import Episode
 from agentcvr.models import DEFAULT_MASTER, ensure_model
-from agentcvr.policies.json_protocol import turn_schema
-from agentcvr.prompts import FORCE_ANSWER
+from agentcvr.parsing import ParseError, parse_turn
+from agentcvr.policies.json_protocol import Times, scan_schema, turn_schema
+from agentcvr.prompts import FORCE_ANSWER, RECOVER
 from agentcvr.protocols import PolicyOutput
 
 # llguidance options: no free whitespace, one-line separators (see the module docstring).
@@ -83,11 +84,17 @@ class GGUFPolicy:
         thought_chars: int = 120,
         focus_chars: int = 160,
         min_calls: int = 2,
+        scan: bool = False,
+        recovery_temperature: float = 0.8,
+        resamples: int = 3,
     ):
         self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).
         self.min_calls = min_calls
+        # Whether the first turn is a whole-video observe of every video (the model writes the focus), then free.
+        self.scan = scan
+        self.recovery_temperature, self.resamples = recovery_temperature, resamples
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
         self.context_chars = 3 * (n_ctx - max_tokens)
@@ -96,10 +103,19 @@ class GGUFPolicy:
         self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
         self._elided: dict[str, tuple[int, int]] = {}  # episode id -> (messages seen, observations elided)
 
-    def grammar(self, episode: Episode, answer_only: bool = False, tools_only: bool = False) -> str:
+    def grammar(
+        self,
+        episode: Episode,
+        answer_only: bool = False,
+        tools_only: bool = False,
+        times: Times = "optional",
+        scan: bool = False,
+    ) -> str:
         """The grammar of one turn for this episode (built once per distinct schema)."""
-        schema = turn_schema(episode, self.thought_chars, self.focus_chars)
-        if answer_only:
+        schema = turn_schema(episode, self.thought_chars, self.focus_chars, times=times)
+        if scan:
+            schema = scan_schema(episode, self.thought_chars, self.focus_chars)
+        elif answer_only:
             schema = schema["anyOf"][-1]
         elif tools_only:
             schema = {**schema, "anyOf": schema["anyOf"][:-1]}
@@ -114,23 +130,38 @@ class GGUFPolicy:
             elided = 0
         fitted, elided = fit_context(messages, self.context_chars, elided)
         self._elided[episode.id] = (len(messages), elided)
-        request = {
-            "messages": fitted,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "cache_prompt": True,
-            "grammar": self.grammar(
-                episode,
-                answer_only=_forced(messages),
-                tools_only=sum(m["role"] == "assistant" for m in messages) < self.min_calls,
-            ),
-        }
-        response = completion(self.server, request)
+        turns = sum(m["role"] == "assistant" for m in messages)
+        recoveries = sum(_starts(m, _RECOVER_PREFIX) for m in messages)
+        recovering = _starts(messages[-1], _RECOVER_PREFIX) if messages else False
+        grammar = self.grammar(
+            episode,
+            answer_only=_starts(messages[-1], _FORCE_PREFIX) if messages else False,
+            tools_only=turns < self.min_calls,
+            # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
+            # rejected turn (usually an impossible interval) whole videos only
+            times="required" if self.scan else "none" if recovering else "optional",
+            scan=self.scan and turns == 0,
+        )
+        # Greedy decoding repeats itself: the rejected output after a re-prompt, the same call turn after turn. An
+        # output that repeats an earlier turn's calls is sampled again (new seed per attempt) until it differs.
+        earlier = {_calls(m.get("content") or "", episode) for m in messages if m["role"] == "assistant"}
+        for attempt in range(self.resamples + 1):
+            request = {
+                "messages": fitted,
+                "max_tokens": self.max_tokens,
+                "temperature": self.recovery_temperature if recovering or attempt else self.temperature,
+                "seed": self.seed + 100 * recoveries + attempt,
+                "cache_prompt": True,
+                "grammar": grammar,
+            }
+            response = completion(self.server, request)
+            content = response["choices"][0]["message"].get("content") or ""
+            if _calls(content, episode) not in earlier:
+                break
         usage = response.get("usage", {})
         self.timings.append(response.get("timings", {}))
         return PolicyOutput(
-            content=response["choices"][0]["message"].get("content") or "",
+            content=content,
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
@@ -163,13 +194,21 @@ def fit_context(
     return plain, count
 
 
-def _forced(messages: list[dict]) -> bool:
-    """Whether the loop has asked for the final answer: then only the answer shape is well-formed."""
-    last = messages[-1] if messages else {}
-    return last.get("role") == "user" and str(last.get("content", "")).startswith(_FORCE_PREFIX)
+def _calls(content: str, episode: Episode) -> str:
+    """What a reply asks for, ignoring its thought: the parsed actions, or the text itself when it does not parse."""
+    parsed = parse_turn(content, None, episode)
+    if isinstance(parsed, ParseError):
+        return content
+    return json.dumps([[a.tool, a.model_dump()] for a in parsed.actions], sort_keys=True)
+
+
+def _starts(message: dict, prefix: str) -> bool:
+    """Whether a message is the loop's prompt that starts with `prefix` (the forced answer, or a recovery)."""
+    return message.get("role") == "user" and str(message.get("content", "")).startswith(prefix)
 
 
 _FORCE_PREFIX = FORCE_ANSWER.split("{", 1)[0].strip()
+_RECOVER_PREFIX = RECOVER.split("{", 1)[0].strip()
 
 
 class GGUFChat:

@@ -16,7 +16,7 @@ never narrows the choice among well-formed answers.
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 from agentcvr.episode import Episode, VideoRef
 
@@ -24,10 +24,18 @@ LETTER_TASKS = frozenset({"NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MAX_TARGETS = 4  # observation targets in one observe call (side-by-side comparison)
 
 
-def turn_schema(episode: Episode, thought_chars: int = 120, focus_chars: int = 160) -> dict[str, Any]:
-    """The schema of one assistant turn for this episode; lengths cap the free-text fields (in characters)."""
+Times = Literal["optional", "required", "none"]
+
+
+def turn_schema(
+    episode: Episode, thought_chars: int = 120, focus_chars: int = 160, times: Times = "optional"
+) -> dict[str, Any]:
+    """The schema of one assistant turn for this episode; lengths cap the free-text fields (in characters).
+    `times` of observation targets: "optional" (left out: the whole video), "required" (zooming in, after a scan),
+    "none" (whole videos only: a call a small model cannot get wrong). get_caption's times stay optional."""
     thought = {"type": "string", "maxLength": thought_chars}
-    targets = [_target(video) for video in episode.videos]
+    targets = [_target(video, times) for video in episode.videos]
+    captions = [_target(video, "none" if times == "none" else "optional") for video in episode.videos]
     observe = _object(
         action="observe",
         thought=thought,
@@ -44,10 +52,30 @@ def turn_schema(episode: Episode, thought_chars: int = 120, focus_chars: int = 1
     get_caption = _object(
         action="get_caption",
         thought=thought,
-        params=targets[0] if len(targets) == 1 else {"anyOf": targets},
+        params=captions[0] if len(captions) == 1 else {"anyOf": captions},
     )
     answer = _object(action="answer", thought=thought, final_answer=answer_schema(episode))
     return {"anyOf": [observe, get_caption, answer]}
+
+
+def scan_schema(episode: Episode, thought_chars: int = 120, focus_chars: int = 160) -> dict[str, Any]:
+    """One observe call over every video, whole (no times), with the model's own focus: the first look of a master
+    that scans before it zooms in. The targets are fixed; the thought and the focus are the model's."""
+    targets = [_target(video, "none") for video in episode.videos]
+    return _object(
+        action="observe",
+        thought={"type": "string", "maxLength": thought_chars},
+        params=_object(
+            observation_targets={
+                "type": "array",
+                "prefixItems": targets,
+                "items": False,
+                "minItems": len(targets),
+                "maxItems": len(targets),
+            },
+            focus_prompt={"type": "string", "minLength": 3, "maxLength": focus_chars},
+        ),
+    )
 
 
 def answer_schema(episode: Episode) -> dict[str, Any]:
@@ -66,19 +94,24 @@ def answer_schema(episode: Episode) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": 600}
 
 
-def _target(video: VideoRef) -> dict[str, Any]:
+def _target(video: VideoRef, times: Times) -> dict[str, Any]:
+    if times == "none":
+        return _object(video_index={"const": video.index})
     seconds = {"type": "number", "minimum": 0, "maximum": round(video.duration, 1)}
-    return _object(video_index={"const": video.index}, start_time=seconds, end_time=seconds)
+    optional = 2 if times == "optional" else 0
+    return _object(video_index={"const": video.index}, start_time=seconds, end_time=seconds, optional=optional)
 
 
-def _object(action: str | None = None, **properties: Any) -> dict[str, Any]:
-    """A closed object whose properties are all required, in this order (the order the model writes them)."""
+def _object(action: str | None = None, optional: int = 0, **properties: Any) -> dict[str, Any]:
+    """A closed object with these properties in this order (the order the model writes them); all required but the
+    last `optional` ones."""
     if action is not None:
         properties = {"action": {"const": action}, **properties}
+    names = list(properties)
     return {
         "type": "object",
         "properties": properties,
-        "required": list(properties),
+        "required": names[: len(names) - optional],
         "additionalProperties": False,
     }
 

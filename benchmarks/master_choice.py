@@ -1,0 +1,105 @@
+"""Which embedded master should be the default: expert, random and each GGUF master on the same fresh episodes.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/master_choice.py --n 20                  # 20 per task kind, sim
+    .venv/bin/python benchmarks/master_choice.py --n 2 --policy gguf --policy gguf-free:qwen2.5-coder-0.5b
+    .venv/bin/python benchmarks/master_choice.py --n 2 --env real --videos runs/demo/rendered
+
+Every policy runs the same episodes (`gen-scripts` seed 11 by default, a seed no earlier table used) through the same
+agent loop and perception; results go to `<work>/<env>/<policy>.jsonl` and a rerun resumes where each stopped. The
+table gives success (official), turns, tool calls, valid-action rate, seconds per episode and the number of episodes
+that repeated one rejected output (the failure this master design must never show). Expert and random are the upper
+and lower bounds measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from agentcvr.agent import Agent  # noqa: E402
+from agentcvr.components import make_perception, make_policy  # noqa: E402
+from agentcvr.protocols import Limits  # noqa: E402
+from agentcvr.tasks import TASK_ORDER  # noqa: E402
+from eval.runner import ScoredResult, run_episodes  # noqa: E402
+from scripts_gen.generate import generate  # noqa: E402
+
+DEFAULT_POLICIES = [
+    "expert",
+    "random",
+    "gguf:qwen2.5-coder-0.5b",
+    "gguf-free:qwen2.5-coder-0.5b",
+    "gguf:qwen2.5-coder-1.5b",
+    "gguf-free:qwen2.5-coder-1.5b",
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", type=Path, default=Path("runs/master_choice"))
+    parser.add_argument("--n", type=int, default=20, help="episodes per task kind")
+    parser.add_argument("--seed", type=int, default=11, help="gen-scripts seed (11: unseen by earlier tables)")
+    parser.add_argument("--task", action="append", help="task kinds (repeatable); default all ten")
+    parser.add_argument("--policy", action="append", help=f"policies (repeatable); default {DEFAULT_POLICIES}")
+    parser.add_argument("--env", default="sim", choices=["sim", "real"])
+    parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --env real")
+    parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
+    args = parser.parse_args()
+
+    scripts = {s.id: s for s in generate("all", args.n, args.seed) if not args.task or s.task in args.task}
+    episodes = [s.episode() for s in scripts.values()]
+    if args.env == "real":
+        if args.videos is None:
+            parser.error("--env real needs --videos (render the same seed with `agentcvr render`)")
+        from agentcvr.perception.real import attach_videos
+
+        episodes = attach_videos(episodes, args.videos)
+    perception = make_perception(args.env, scripts)
+    console = Console(width=200)
+    columns: dict[str, list[ScoredResult]] = {}
+    for spec in args.policy or DEFAULT_POLICIES:
+        agent = Agent(make_policy(spec, scripts), perception, Limits(max_turns=args.max_turns))
+        out = args.work / args.env / f"{spec.replace(':', '_').replace('/', '_')}.jsonl"
+        console.print(f"[bold]{spec}[/] -> {out}")
+        columns[spec] = run_episodes(agent.run, episodes, out=out, console=console)
+    console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, {len(episodes)} episodes"))
+    return 0
+
+
+def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:
+    """One row per policy: overall figures, then success per task kind."""
+    table = Table(title=title)
+    for name in ["policy", "n", "success %", "turns", "calls", "valid %", "s/episode", "stuck"]:
+        table.add_column(name, justify="left" if name == "policy" else "right")
+    tasks = [t for t in TASK_ORDER if any(r.task == t for rows in columns.values() for r in rows)]
+    for task in tasks:
+        table.add_column(task, justify="right")
+    for spec, rows in columns.items():
+        n = len(rows) or 1
+        per_task = []
+        for task in tasks:
+            scores = [r.official for r in rows if r.task == task]
+            per_task.append(f"{100 * sum(scores) / len(scores):.0f}" if scores else "")
+        table.add_row(
+            spec,
+            str(len(rows)),
+            f"{100 * sum(r.official for r in rows) / n:.1f}",
+            f"{sum(r.result.turns for r in rows) / n:.1f}",
+            f"{sum(r.result.tool_calls for r in rows) / n:.1f}",
+            f"{100 * sum(r.result.valid_action_rate for r in rows) / n:.0f}",
+            f"{sum(r.result.seconds for r in rows) / n:.1f}",
+            str(sum(r.result.repeated_invalid > 0 for r in rows)),
+            *per_task,
+        )
+    return table
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
