@@ -29,10 +29,20 @@ $(VENV)/.installed: pyproject.toml | system-packages
 models: $(VENV)/.installed
 	$(BIN)/agentcvr models
 
-# The main job on the embedded default: generate scripts, run the GGUF master in the simulator, print traces + scores.
+# The main job on the embedded default, in about 5 minutes on 2 cores: the master on four simulated episodes (one per
+# kind, traces printed), on one episode rendered to MP4 and run through the embedded real perception, and expert and
+# random on the same simulated episodes; then the score table side by side.
+DEMO := runs/demo
+DEMO_TASKS := --task NC --task CC --task PI --task MSR
 demo: setup
-	$(BIN)/agentcvr gen-scripts --task all -n 1 --seed 0 --out runs/demo/scripts.jsonl
-	$(BIN)/agentcvr run --policy gguf --env sim --scripts runs/demo/scripts.jsonl --out runs/demo/traces.jsonl
+	$(BIN)/agentcvr gen-scripts --task all -n 1 --seed 0 --out $(DEMO)/scripts.jsonl
+	$(BIN)/agentcvr run --policy gguf --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --max-turns 8 --out $(DEMO)/gguf-sim.jsonl
+	$(BIN)/agentcvr render $(DEMO)/scripts.jsonl $(DEMO)/rendered --task BU --fps 5
+	$(BIN)/agentcvr run --policy gguf --env real --videos $(DEMO)/rendered --scripts $(DEMO)/scripts.jsonl --task BU \
+	  --max-turns 8 --out $(DEMO)/gguf-real.jsonl
+	$(BIN)/agentcvr run --policy expert --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/expert.jsonl
+	$(BIN)/agentcvr run --policy random --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/random.jsonl
+	$(BIN)/agentcvr report $(DEMO)/expert.jsonl $(DEMO)/random.jsonl $(DEMO)/gguf-sim.jsonl $(DEMO)/gguf-real.jsonl
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -77,6 +77,7 @@ def run(
     scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),
     out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
     per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
+    task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
     max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --env real.")] = None,
@@ -95,7 +96,9 @@ def run(
         by_id = {s.id: s for s in read_jsonl(scripts)}
     except ValueError as error:
         _fail(str(error))
-    episodes = [s.episode() for s in by_id.values()]
+    episodes = [s.episode() for s in by_id.values() if not task or s.task in task]
+    if not episodes:
+        _fail(f"no episodes of task kind {', '.join(task or [])} in {scripts}")
     if per_task is not None:
         episodes = _first_per_task(episodes, per_task)
     if env == "real":

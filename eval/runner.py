@@ -78,7 +78,8 @@ def run_episodes(
         TimeRemainingColumn(),
     ]
     with Progress(*columns, console=console or Console(stderr=True), transient=False) as progress:
-        bar = progress.add_task(f"episodes ({len(done)} done before)", total=len(todo))
+        before = f"episodes ({len(done)} done before)"
+        bar = progress.add_task(before, total=len(todo))
         for episode in todo:
             scored = score(run_one(episode), episode)
             if out:
@@ -87,7 +88,8 @@ def run_episodes(
             done[episode.id] = scored
             if on_result:
                 on_result(scored)
-            progress.advance(bar)
+            success = sum(item.official for item in done.values()) / len(done)
+            progress.update(bar, advance=1, description=f"{before} success {100 * success:.0f}%")
     return [done[e.id] for e in episodes if e.id in done]
 
 

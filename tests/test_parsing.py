@@ -94,7 +94,8 @@ def test_prose_and_code_fences_around_one_json_object_are_accepted():
             None,
         ),
         (
-            '{"action": "observe", "params": {"observation_targets": [{"video_index": 2}], "focus_prompt": "the knife"}}',
+            '{"action": "observe", "params": {"observation_targets": [{"video_index": 2}], '
+            '"focus_prompt": "the knife"}}',
             None,
         ),
     ],

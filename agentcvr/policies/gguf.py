@@ -20,6 +20,7 @@ would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ class GGUFPolicy:
         self,
         model_path: str | Path | None = None,
         n_ctx: int = 8192,
-        threads: int = 1,
+        threads: int | None = None,
         max_tokens: int = 256,
         seed: int = 0,
         temperature: float = 0.0,
@@ -88,6 +89,8 @@ class GGUFPolicy:
         recovery_temperature: float = 0.8,
         resamples: int = 3,
     ):
+        # every core by default: the master is the slow part of an episode on a small CPU machine
+        threads = threads or min(os.cpu_count() or 1, 8)
         self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).

@@ -106,3 +106,31 @@ def test_the_embedded_model_can_word_the_llm_simulator(umbrella_script):
     simulator = LLMSimulator({umbrella_script.id: umbrella_script}, chat=chat)
     text = simulator.observe(umbrella_script.episode(), Observe(video=2, start=20, end=40, focus="umbrella"))
     assert text.strip() and "umbrella" in text.lower()
+
+
+def test_after_a_rejected_reply_the_policy_writes_something_else(policy, umbrella_script):
+    """Greedy decoding would repeat the rejected reply word for word; the policy samples until it differs."""
+    from agentcvr.prompts import RECOVER
+
+    episode = umbrella_script.episode()
+    rejected = (
+        '{"action": "observe", "thought": "look", "params": {"observation_targets": '
+        '[{"video_index": 2, "start_time": 60, "end_time": 60}], "focus_prompt": "umbrella"}}'
+    )
+    messages = [
+        *initial_messages(episode, "json", 6),
+        {"role": "assistant", "content": rejected},
+        {"role": "user", "content": RECOVER.format(error="end must be after start", hint="")},
+    ]
+    output = policy.act(messages, episode)
+    assert output.content != rejected
+    assert isinstance(parse_turn(output.content, None, episode), ParsedTurn)  # no times after a rejection
+
+
+def test_a_scanning_master_first_looks_at_every_video_whole(policy, umbrella_script, monkeypatch):
+    monkeypatch.setattr(policy, "scan", True)
+    episode = umbrella_script.episode()
+    turn = parse_turn(policy.act(initial_messages(episode, "json", 6), episode).content, None, episode)
+    assert isinstance(turn, ParsedTurn)
+    assert [(a.tool, a.video, a.start, a.end) for a in turn.actions] == [("observe", 1, 0, 60), ("observe", 2, 0, 60)]
+    assert turn.actions[0].focus  # the focus is the model's own words
