@@ -22,8 +22,9 @@ Gather evidence with the tools, one or a few calls per turn:
 - observe(video, start, end, focus): the visual agent describes what happens in that interval, looking for the focus.
 - listen(video, start, end): the audio agent transcribes the speech in that interval.
 - answer(answer): your final answer; this ends the episode.
-Videos are numbered from 1; times are seconds from the start of each video. Look before you answer: base the answer
-on what the agents report, not on guesses. You have at most {{ max_turns }} turns."""
+Videos are numbered from 1; times are seconds from the start of each video. Leave out start and end to cover the whole
+video: scan each video first, then zoom in on the moments that matter. Look before you answer: base the answer on
+what the agents report, not on guesses. You have at most {{ max_turns }} turns."""
 )
 
 # Placeholders, not example values: small models copy a literal example call word for word, turn after turn.
@@ -36,7 +37,8 @@ Each turn, reply with exactly one JSON object of one of these shapes (fill in th
 "end_time": <seconds>}}
 {"action": "answer", "thought": "<why>", "final_answer": "<answer>"}
 observe asks the visual agent what happens in those intervals; get_caption returns the speech in one.
-Videos are numbered from 1; times are seconds from the start of each video. Look at every video the question is
+Videos are numbered from 1; times are seconds from the start of each video; leave out start_time and end_time to
+cover the whole video. Look at every video the question is
 about (a whole video first, then zoom in), listen where speech may matter, never repeat a call, and answer from
 what the agents report, not from guesses. You have at most {{ max_turns }} turns."""
 )

@@ -48,26 +48,26 @@ class CVREnvironment:
         self._clear()
         self.episode = self._episodes[episode_id]
 
-    def observe(self, video: int, start: float, end: float, focus: str = "") -> str:
-        """Ask the visual agent what happens in a video between start and end.
+    def observe(self, video: int, start: float | None = None, end: float | None = None, focus: str = "") -> str:
+        """Ask the visual agent what happens in a video between start and end (left out: the whole video).
 
         Args:
             video: Index of the video, starting at 1.
-            start: Seconds from the start of the video.
-            end: Seconds from the start of the video, after start.
+            start: Seconds from the start of the video; omit for 0.
+            end: Seconds from the start of the video, after start; omit for its end.
             focus: What to look for in these frames.
         """
-        return self._tool("observe", {"video": video, "start": start, "end": end, "focus": focus})
+        return self._tool("observe", _given(video=video, start=start, end=end, focus=focus))
 
-    def listen(self, video: int, start: float, end: float) -> str:
-        """Ask the audio agent for the speech in a video between start and end.
+    def listen(self, video: int, start: float | None = None, end: float | None = None) -> str:
+        """Ask the audio agent for the speech in a video between start and end (left out: the whole video).
 
         Args:
             video: Index of the video, starting at 1.
-            start: Seconds from the start of the video.
-            end: Seconds from the start of the video, after start.
+            start: Seconds from the start of the video; omit for 0.
+            end: Seconds from the start of the video, after start; omit for its end.
         """
-        return self._tool("listen", {"video": video, "start": start, "end": end})
+        return self._tool("listen", _given(video=video, start=start, end=end))
 
     def answer(self, answer: str) -> str:
         """Give the final answer, in the format the question asks for. This ends the episode.
@@ -132,3 +132,8 @@ def tool_schemas() -> list[dict]:
 
     env = CVREnvironment({}, perception=None, limits=Limits())  # type: ignore[arg-type]
     return [get_json_schema(getattr(env, name)) for name in tool_names()]
+
+
+def _given(**arguments: object) -> dict:
+    """The arguments the model wrote (an omitted time stays omitted, so the action covers the whole video)."""
+    return {name: value for name, value in arguments.items() if value is not None}
