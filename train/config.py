@@ -140,6 +140,33 @@ class EvalConfig(_Section):
     max_new_tokens: int = 160
 
 
+class TASConfig(_Section):
+    """AVATAR's Temporal Advantage Shaping (train/methods/tas.py)."""
+
+    enabled: bool = False
+    lam: float = Field(default=0.3, description="lambda_TAS: end-of-sequence weight 1 + lam (AVATAR Eq. 6).")
+    variant: Literal["quadratic", "linear-decay", "linear-incline", "uniform"] = "quadratic"
+
+
+class CAREConfig(_Section):
+    """GRPO-CARE's consistency bonus from an EMA reference (train/methods/care.py); turns the KL term off."""
+
+    enabled: bool = False
+    decay: float = Field(default=0.995, description="EMA decay alpha (the paper's setting).")
+    every: int = Field(default=10, description="Optimizer steps between EMA updates.")
+    coefficient: float = Field(default=0.5, description="lambda_cons: bonus = coefficient x accuracy.")
+    min_accuracy: float = Field(default=0.1, description="gamma_acc: selection needs acc >= max(group mean, this).")
+    cap: float = Field(default=0.95, description="gamma_p: the answer likelihood is clipped here.")
+    margin: float = Field(default=0.01, description="eps_p: consistent = clipped likelihood >= group mean - margin.")
+
+
+class MethodsConfig(_Section):
+    """The companion papers' methods, each off by default (`train-sim --method tas --method care`)."""
+
+    tas: TASConfig = Field(default_factory=TASConfig)
+    care: CAREConfig = Field(default_factory=CAREConfig)
+
+
 class TrainConfig(_Section):
     """One `train-sim` run."""
 
@@ -153,6 +180,7 @@ class TrainConfig(_Section):
     grpo: GRPOSection = Field(default_factory=GRPOSection)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    methods: MethodsConfig = Field(default_factory=MethodsConfig)
 
 
 def preset_path(preset: str) -> Path:

@@ -1,0 +1,87 @@
+"""Real GRPO steps of the tiny warm-started policy with the method trainers (TAS, CARE, both): the loss is finite,
+the parameters move, TAS hands TRL (B, T) advantages that are zero on tool tokens, CARE keeps an EMA copy.
+
+Shrunk values, each commented; the fixture is the smoke test's (2 PI episodes memorized by a 2-layer policy).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from tests.train.test_grpo_smoke import Jitter, warm_start  # noqa: F401  (the module-scoped fixture)
+from train.config import TrainConfig
+
+
+def _train(warm_start, tmp_path, methods: dict):  # noqa: F811
+    from datasets import Dataset
+
+    from simulator.script_sim import ScriptSimulator
+    from train.grpo import build_trainer
+    from train.tokenizer import load_tokenizer
+    from train.trajectories import episodes_by_id, prompt_rows
+
+    folder, scripts, limits = warm_start
+    cfg = TrainConfig.model_validate(
+        {
+            "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
+            "grpo": {
+                "num_generations": 4,  # G=4 instead of 8
+                "prompts_per_step": 1,  # one episode per step
+                "max_steps": 2,  # two optimizer steps
+                "max_completion_length": 256,  # short multi-turn completions
+                "temperature": 0.7,  # close to the memorized behaviour, still sampling
+                "learning_rate": 1e-3,
+                "save_steps": 100,  # no checkpoint in this test
+                "report_to": [],
+            },
+            "methods": methods,
+        }
+    )
+    table = {s.id: s for s in scripts}
+    trainer = build_trainer(
+        cfg,
+        str(folder),
+        load_tokenizer(str(folder)),
+        Dataset.from_list(prompt_rows(scripts, limits)),
+        episodes_by_id(table),
+        ScriptSimulator(table),
+        tmp_path / "out",
+        tmp_path / "tb",
+        extra_rewards=[Jitter()],  # a non-zero advantage in every group
+    )
+    before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
+    trainer.train()
+    logs = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logs) == 2 and all(math.isfinite(row["loss"]) for row in logs)
+    assert any(not torch.equal(p.detach(), before[name]) for name, p in trainer.model.named_parameters())
+    return trainer, logs
+
+
+def test_tas_trainer_steps_with_token_advantages(warm_start, tmp_path):  # noqa: F811
+    trainer, _ = _train(warm_start, tmp_path, {"tas": {"enabled": True}})
+    batch = trainer.last_batch
+    advantages, model_mask = batch["advantages"], batch["completion_mask"] * batch["tool_mask"]
+    assert advantages.shape == batch["completion_ids"].shape  # (B, T)
+    assert (advantages[model_mask == 0] == 0).all()  # tool output and padding carry no advantage
+    row = int((advantages.abs().sum(dim=1) > 0).nonzero()[0])
+    shaped = advantages[row][model_mask[row] == 1]
+    assert torch.isclose(shaped[0] / shaped[len(shaped) // 2], torch.tensor(1.3), atol=0.02)  # ends vs middle
+
+
+def test_care_trainer_steps_with_an_ema_reference(warm_start, tmp_path):  # noqa: F811
+    trainer, logs = _train(warm_start, tmp_path, {"care": {"enabled": True, "every": 1}})  # EMA after each step
+    assert trainer.beta == 0.0 and trainer.ref_model is None  # no KL term in CARE mode
+    assert trainer.ema_model is not None and trainer._ema_step == 1  # updated at the second generation
+    online = dict(trainer.model.named_parameters())
+    assert any(not torch.equal(p, online[name].detach()) for name, p in trainer.ema_model.named_parameters())
+    assert all("care/bonus_mean" in row for row in logs)
+    # the memorized policy answers right, so its answer turns are scored by the EMA model and earn the bonus
+    assert sum(row["care/bonus_mean"] for row in logs) > 0 and sum(row["care/consistent_share"] for row in logs) > 0
+
+
+def test_methods_stack(warm_start, tmp_path):  # noqa: F811
+    trainer, _ = _train(warm_start, tmp_path, {"tas": {"enabled": True}, "care": {"enabled": True}})
+    assert type(trainer).__name__ == "TASCARETrainer"
+    assert trainer.last_batch["advantages"].dim() == 2
