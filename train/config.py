@@ -160,11 +160,24 @@ class CAREConfig(_Section):
     margin: float = Field(default=0.01, description="eps_p: consistent = clipped likelihood >= group mean - margin.")
 
 
+class JigsawConfig(_Section):
+    """OmniJigsaw pretraining (train/methods/jigsaw.py): GRPO on clip-reordering puzzles made from the GRPO scripts,
+    scored by Eq. 6 instead of correctness; held-out evaluation stays on the real task kinds."""
+
+    enabled: bool = False
+    n_clips: int = Field(default=4, description="Clips per puzzle (N).")
+    trim: float = Field(default=0.1, description="Share of each clip cut from both borders.")
+    mode: Literal["JMI", "SMS", "CMM"] = Field(
+        default="CMM", description="Modality orchestration (CMM: the paper's best)."
+    )
+
+
 class MethodsConfig(_Section):
     """The companion papers' methods, each off by default (`train-sim --method tas --method care`)."""
 
     tas: TASConfig = Field(default_factory=TASConfig)
     care: CAREConfig = Field(default_factory=CAREConfig)
+    jigsaw: JigsawConfig = Field(default_factory=JigsawConfig)
 
 
 class TrainConfig(_Section):

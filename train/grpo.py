@@ -104,10 +104,16 @@ def build_trainer(
     from train.methods.select import trainer_class
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
+    if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
+        from train.methods.jigsaw import JigsawReward
+
+        first = JigsawReward()
+    else:
+        first = Correctness(dense=cfg.reward.dense)
     return trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[Correctness(dense=cfg.reward.dense), FormatBonus(cfg.reward.format_bonus), *extra_rewards],
+        reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), *extra_rewards],
         args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
         environment_factory=environment_factory(episodes, perception, limits),

@@ -128,11 +128,17 @@ def jigsaw_reward(answer: str | None, truth: str, text: str = "", format_bonus: 
 
 
 class JigsawReward:
-    """TRL reward callable for jigsaw rows (`answer` column): Eq. 6 on each environment's recorded answer."""
+    """TRL reward callable: Eq. 6 on each environment's recorded answer against its jigsaw episode's order; None for
+    rows that are not jigsaw episodes (TRL leaves them out of this reward)."""
 
     __name__ = "jigsaw"
 
-    def __call__(self, completions: list, answer: list[str], environments=None, **kwargs) -> list[float]:
-        texts = [c if isinstance(c, str) else " ".join(str(m.get("content") or "") for m in c) for c in completions]
-        given = [env.final_answer for env in environments] if environments else texts
-        return [jigsaw_reward(g, t, x) for g, t, x in zip(given, answer, texts, strict=True)]
+    def __call__(self, completions: list, environments: list, **kwargs) -> list[float | None]:
+        rewards = []
+        for completion, env in zip(completions, environments, strict=True):
+            if env.episode is None or "jigsaw" not in env.episode.reference:
+                rewards.append(None)
+                continue
+            text = " ".join(str(m.get("content") or "") for m in completion if m.get("role") == "assistant")
+            rewards.append(jigsaw_reward(env.final_answer, str(env.episode.answer), text))
+        return rewards

@@ -14,15 +14,17 @@ from tests.train.test_grpo_smoke import Jitter, warm_start  # noqa: F401  (the m
 from train.config import TrainConfig
 
 
-def _train(warm_start, tmp_path, methods: dict):  # noqa: F811
+def _train(warm_start, tmp_path, methods: dict, scripts=None):  # noqa: F811
     from datasets import Dataset
 
+    from simulator.jigsaw_sim import OrchestratedSimulator
     from simulator.script_sim import ScriptSimulator
     from train.grpo import build_trainer
     from train.tokenizer import load_tokenizer
     from train.trajectories import episodes_by_id, prompt_rows
 
-    folder, scripts, limits = warm_start
+    folder, warm_scripts, limits = warm_start
+    scripts = scripts or warm_scripts
     cfg = TrainConfig.model_validate(
         {
             "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
@@ -46,7 +48,7 @@ def _train(warm_start, tmp_path, methods: dict):  # noqa: F811
         load_tokenizer(str(folder)),
         Dataset.from_list(prompt_rows(scripts, limits)),
         episodes_by_id(table),
-        ScriptSimulator(table),
+        OrchestratedSimulator(ScriptSimulator(table)),  # what train-sim wires with the jigsaw method (else a no-op)
         tmp_path / "out",
         tmp_path / "tb",
         extra_rewards=[Jitter()],  # a non-zero advantage in every group
@@ -85,3 +87,21 @@ def test_methods_stack(warm_start, tmp_path):  # noqa: F811
     trainer, _ = _train(warm_start, tmp_path, {"tas": {"enabled": True}, "care": {"enabled": True}})
     assert type(trainer).__name__ == "TASCARETrainer"
     assert trainer.last_batch["advantages"].dim() == 2
+
+
+def test_jigsaw_pretraining_steps_on_puzzles(warm_start, tmp_path):  # noqa: F811
+    from train.methods.jigsaw import jigsaw_script
+
+    puzzles = [jigsaw_script(s, n_clips=3, mode="CMM", seed=i) for i, s in enumerate(warm_start[1])]
+    _, logs = _train(warm_start, tmp_path, {"jigsaw": {"enabled": True}}, scripts=puzzles)
+    assert all(math.isfinite(row["rewards/jigsaw/mean"]) for row in logs)  # Eq. 6 replaced correctness
+    assert "rewards/correctness/mean" not in logs[0]
+
+
+def test_train_sim_method_option_names_the_valid_ones():
+    from typer.testing import CliRunner
+
+    from agentcvr.cli import app
+
+    result = CliRunner().invoke(app, ["train-sim", "--method", "replay-all"])
+    assert result.exit_code != 0 and "unknown method" in result.output and "jigsaw" in result.output
