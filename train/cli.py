@@ -22,8 +22,9 @@ def train_sim(
         [],
         "--method",
         "-m",
-        help="Switch on a companion paper's method (repeatable): tas, care (AVATAR, GRPO-CARE), jigsaw (OmniJigsaw "
-        "pretraining). Same as -o methods.<name>.enabled=true; tune with -o methods.tas.lam=0.5 etc.",
+        help="Switch on a companion paper's method (repeatable): tas, replay (AVATAR), care (GRPO-CARE), jigsaw "
+        "(OmniJigsaw pretraining). Same as -o methods.<name>.enabled=true; tune with -o methods.tas.lam=0.5, "
+        "-o methods.replay.hints=template etc.",
     ),
     resume: bool = typer.Option(False, help="Continue the run in --out from its last complete stage/checkpoint."),
     out: Path = typer.Option(None, help="Run folder (default runs/<preset>)."),
@@ -40,7 +41,7 @@ def train_sim(
 
     if os.environ["OMP_NUM_THREADS"] == "1":
         torch.set_num_threads(1)
-    known = ("tas", "care", "jigsaw")
+    known = ("tas", "replay", "care", "jigsaw")
     for name in methods:
         if name not in known:
             raise typer.BadParameter(f"unknown method {name!r}: choose from {', '.join(known)}", param_hint="--method")

@@ -160,6 +160,22 @@ class CAREConfig(_Section):
     margin: float = Field(default=0.01, description="eps_p: consistent = clipped likelihood >= group mean - margin.")
 
 
+class ReplayConfig(_Section):
+    """AVATAR's off-policy stratified replay and hints (train/methods/replay.py, replay_trainer.py, hints.py)."""
+
+    enabled: bool = False
+    capacity: int = Field(default=10_000, description="Groups kept; tiers Hard/Medium/Easy hold 40/35/25 %.")
+    on_policy: int = Field(default=4, description="On-policy part of the on:off group ratio (the paper: 4:4).")
+    off_policy: int = Field(default=4, description="Replayed part of the on:off group ratio.")
+    alpha: float = Field(default=0.6, description="Weight of the off-policy loss term (Eq. 3).")
+    window: int = Field(default=20, description="On-policy groups in a prompt's moving-average reward R(q).")
+    hints: Literal["none", "template", "llm"] = Field(default="none", description="Who writes hints for stuck prompts.")
+    hint_url: str | None = Field(default=None, description="OpenAI-compatible base URL of the hint LLM (hints=llm).")
+    hint_model: str | None = Field(default=None, description="Model name served at hint_url.")
+    hint_patience: int = Field(default=3, description="Replays in the Hard tier before a hint.")
+    hint_max_kl: float = Field(default=0.01, description="KL(current, behaviour) below which the policy is stuck.")
+
+
 class JigsawConfig(_Section):
     """OmniJigsaw pretraining (train/methods/jigsaw.py): GRPO on clip-reordering puzzles made from the GRPO scripts,
     scored by Eq. 6 instead of correctness; held-out evaluation stays on the real task kinds."""
@@ -177,6 +193,7 @@ class MethodsConfig(_Section):
 
     tas: TASConfig = Field(default_factory=TASConfig)
     care: CAREConfig = Field(default_factory=CAREConfig)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
     jigsaw: JigsawConfig = Field(default_factory=JigsawConfig)
 
 

@@ -110,7 +110,7 @@ def build_trainer(
         first = JigsawReward()
     else:
         first = Correctness(dense=cfg.reward.dense)
-    return trainer_class(cfg.methods)(
+    trainer = trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
         reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), *extra_rewards],
@@ -119,3 +119,6 @@ def build_trainer(
         environment_factory=environment_factory(episodes, perception, limits),
         callbacks=list(callbacks),
     )
+    if cfg.methods.replay.enabled:
+        trainer.episodes = episodes  # the hint maker reads questions from here
+    return trainer

@@ -14,7 +14,7 @@ from tests.train.test_grpo_smoke import Jitter, warm_start  # noqa: F401  (the m
 from train.config import TrainConfig
 
 
-def _train(warm_start, tmp_path, methods: dict, scripts=None):  # noqa: F811
+def _train(warm_start, tmp_path, methods: dict, scripts=None, steps: int = 2, save_steps: int = 100):  # noqa: F811
     from datasets import Dataset
 
     from simulator.jigsaw_sim import OrchestratedSimulator
@@ -31,11 +31,11 @@ def _train(warm_start, tmp_path, methods: dict, scripts=None):  # noqa: F811
             "grpo": {
                 "num_generations": 4,  # G=4 instead of 8
                 "prompts_per_step": 1,  # one episode per step
-                "max_steps": 2,  # two optimizer steps
+                "max_steps": steps,  # two optimizer steps unless the test needs more
                 "max_completion_length": 256,  # short multi-turn completions
                 "temperature": 0.7,  # close to the memorized behaviour, still sampling
                 "learning_rate": 1e-3,
-                "save_steps": 100,  # no checkpoint in this test
+                "save_steps": save_steps,  # no checkpoint unless the test asks
                 "report_to": [],
             },
             "methods": methods,
@@ -56,7 +56,7 @@ def _train(warm_start, tmp_path, methods: dict, scripts=None):  # noqa: F811
     before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
     trainer.train()
     logs = [row for row in trainer.state.log_history if "loss" in row]
-    assert len(logs) == 2 and all(math.isfinite(row["loss"]) for row in logs)
+    assert len(logs) == steps and all(math.isfinite(row["loss"]) for row in logs)
     assert any(not torch.equal(p.detach(), before[name]) for name, p in trainer.model.named_parameters())
     return trainer, logs
 
@@ -105,3 +105,22 @@ def test_train_sim_method_option_names_the_valid_ones():
 
     result = CliRunner().invoke(app, ["train-sim", "--method", "replay-all"])
     assert result.exit_code != 0 and "unknown method" in result.output and "jigsaw" in result.output
+
+
+def test_replay_trainer_mixes_replayed_groups_and_hints(warm_start, tmp_path):  # noqa: F811
+    methods = {
+        "replay": {
+            "enabled": True,
+            "hints": "template",
+            "hint_patience": 1,  # hint at the first Hard replay
+            "hint_max_kl": 1e9,  # whatever the KL: the trigger logic itself is pinned in test_hints_self_reward
+        }
+    }
+    trainer, logs = _train(warm_start, tmp_path, methods, steps=3, save_steps=3)
+    assert [row["replay/groups"] for row in logs] == [0.0, 1.0, 1.0]  # empty buffer first, then 4:4 -> 1 group
+    batch = trainer.last_batch
+    assert len(batch["completion_ids"]) == 8  # 4 on-policy rows + 4 replayed rows
+    assert batch["old_per_token_logps"].shape == batch["completion_ids"].shape  # behaviour log-probs for Eq. 4
+    assert len(trainer.buffer) == 3 and trainer.hints  # three stored groups; a Hard prompt got its hint
+    saved = torch.load(tmp_path / "out" / "checkpoint-3" / "replay.pt", weights_only=False)
+    assert len([g for tier in saved["buffer"]["tiers"].values() for g in tier]) == 3 and saved["hints"] == trainer.hints
