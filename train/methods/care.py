@@ -11,7 +11,7 @@ and every k = 10 optimizer steps phi <- alpha phi + (1 - alpha) theta with alpha
 `CARETrainer` overrides `_generate_and_score_completions`: after TRL scored the batch it reads the per-function
 rewards TRL just logged, adds the bonus and recomputes the group advantages (the same formula as TRL's
 `scale_rewards`); the answer tokens are the model turn whose tool result says "Answer recorded.". Run it with
-`beta=0` (the paper drops the KL term; `train-sim` sets it).
+`beta=0` (the paper drops the KL term; `train-sim` sets it). The EMA weights are saved beside each checkpoint.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch
 
 from train.environment import ANSWER_RECORDED
 from train.grpo import CVRGRPOTrainer
+from train.methods.sidecar import Sidecar
 
 
 def selected(acc: torch.Tensor, group_size: int, min_accuracy: float = 0.1) -> torch.Tensor:
@@ -109,6 +110,20 @@ class CARETrainer(CVRGRPOTrainer):
     care_accuracy_column: int = 0  # the correctness reward in build_trainer's reward list
     ema_model: torch.nn.Module | None = None
     _ema_step: int = 0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_callback(Sidecar("care_ema", self._state, self._load_state))
+
+    def _state(self) -> dict:
+        return {"ema": None if self.ema_model is None else self.ema_model.state_dict(), "step": self._ema_step}
+
+    def _load_state(self, state: dict) -> None:
+        """Resume with the saved EMA weights (a fresh copy of the policy would forget the EMA's history)."""
+        if state["ema"] is not None:
+            self.ema_model = copy.deepcopy(self.accelerator.unwrap_model(self.model)).eval().requires_grad_(False)
+            self.ema_model.load_state_dict(state["ema"])
+        self._ema_step = state["step"]
 
     def _generate_and_score_completions(self, inputs):
         if self.accelerator.num_processes != 1:

@@ -14,10 +14,8 @@ The buffer and the hints are saved beside each checkpoint (`replay.pt`) and read
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import torch
-from transformers import TrainerCallback
 
 from train.grpo import CVRGRPOTrainer
 from train.methods.hints import HintTrigger, with_hint
@@ -28,6 +26,7 @@ from train.methods.replay import (
     vcrs_advantages,
     weight_off_policy,
 )
+from train.methods.sidecar import Sidecar
 
 KEYS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "tool_mask")
 
@@ -49,7 +48,7 @@ class ReplayTrainer(CVRGRPOTrainer):
         self.buffer = StratifiedReplayBuffer(self.replay_capacity, self.replay_window, seed=self.args.seed)
         self.trigger = HintTrigger(self.hint_patience, self.hint_max_kl)
         self.hints: dict[str, str] = {}
-        self.add_callback(ReplayCheckpoint(self))
+        self.add_callback(Sidecar("replay", self._state, self._load_state))
 
     def _generate_and_score_completions(self, inputs):
         if self.accelerator.num_processes != 1 or self.use_vllm:
@@ -118,6 +117,13 @@ class ReplayTrainer(CVRGRPOTrainer):
             if group.prompt not in self.hints and self.trigger.should_hint(group.prompt, tier, kl):
                 self.hints[group.prompt] = self.hint_maker(self.episodes[group.prompt])
 
+    def _state(self) -> dict:
+        return {"buffer": self.buffer.state_dict(), "hints": self.hints}
+
+    def _load_state(self, state: dict) -> None:
+        self.buffer.load_state_dict(state["buffer"])
+        self.hints = state["hints"]
+
     def _with_hint(self, row: dict) -> dict:
         hint = self.hints.get(_key(row))
         return row if hint is None else {**row, "prompt": with_hint(row["prompt"], hint)}
@@ -148,22 +154,3 @@ def _cat(parts: list[torch.Tensor], left: bool, value: float) -> torch.Tensor:
         fill = torch.full((p.size(0), width - p.size(1)), value, dtype=p.dtype, device=p.device)
         padded.append(torch.cat([fill, p] if left else [p, fill], dim=1))
     return torch.cat(padded)
-
-
-class ReplayCheckpoint(TrainerCallback):
-    """Writes the buffer and hints beside each checkpoint; reads them back when training resumes from one."""
-
-    def __init__(self, trainer: ReplayTrainer):
-        self.trainer = trainer
-
-    def on_save(self, args, state, control, **kwargs):
-        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if folder.is_dir():
-            torch.save({"buffer": self.trainer.buffer.state_dict(), "hints": self.trainer.hints}, folder / "replay.pt")
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        saved = Path(args.output_dir) / f"checkpoint-{state.global_step}" / "replay.pt"
-        if state.global_step > 0 and saved.exists():
-            data = torch.load(saved, weights_only=False)
-            self.trainer.buffer.load_state_dict(data["buffer"])
-            self.trainer.hints = data["hints"]

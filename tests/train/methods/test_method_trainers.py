@@ -73,12 +73,16 @@ def test_tas_trainer_steps_with_token_advantages(warm_start, tmp_path):  # noqa:
 
 
 def test_care_trainer_steps_with_an_ema_reference(warm_start, tmp_path):  # noqa: F811
-    trainer, logs = _train(warm_start, tmp_path, {"care": {"enabled": True, "every": 1}})  # EMA after each step
+    trainer, logs = _train(warm_start, tmp_path, {"care": {"enabled": True, "every": 1}}, save_steps=2)  # EMA each step
     assert trainer.beta == 0.0 and trainer.ref_model is None  # no KL term in CARE mode
     assert trainer.ema_model is not None and trainer._ema_step == 1  # updated at the second generation
     online = dict(trainer.model.named_parameters())
     assert any(not torch.equal(p, online[name].detach()) for name, p in trainer.ema_model.named_parameters())
     assert all("care/bonus_mean" in row for row in logs)
+    saved = torch.load(tmp_path / "out" / "checkpoint-2" / "care_ema.pt", weights_only=False)  # resumable EMA
+    assert saved["step"] == 1 and all(
+        torch.equal(v, trainer.ema_model.state_dict()[k]) for k, v in saved["ema"].items()
+    )
     # the memorized policy answers right, so its answer turns are scored by the EMA model and earn the bonus
     assert sum(row["care/bonus_mean"] for row in logs) > 0 and sum(row["care/consistent_share"] for row in logs) > 0
 
