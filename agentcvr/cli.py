@@ -179,8 +179,10 @@ def _register_commands() -> None:
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
     from train.cli import train_sim
+    from train.methods.curate_cli import curate_command
 
     app.command("train-sim")(train_sim)
+    app.command("curate-videos")(curate_command)
     app.command("render")(render_command)
     eval_app.command("fidelity")(fidelity_command)
 

@@ -140,6 +140,63 @@ class EvalConfig(_Section):
     max_new_tokens: int = 160
 
 
+class TASConfig(_Section):
+    """AVATAR's Temporal Advantage Shaping (train/methods/tas.py)."""
+
+    enabled: bool = False
+    lam: float = Field(default=0.3, description="lambda_TAS: end-of-sequence weight 1 + lam (AVATAR Eq. 6).")
+    variant: Literal["quadratic", "linear-decay", "linear-incline", "uniform"] = "quadratic"
+
+
+class CAREConfig(_Section):
+    """GRPO-CARE's consistency bonus from an EMA reference (train/methods/care.py); turns the KL term off."""
+
+    enabled: bool = False
+    decay: float = Field(default=0.995, description="EMA decay alpha (the paper's setting).")
+    every: int = Field(default=10, description="Optimizer steps between EMA updates.")
+    coefficient: float = Field(default=0.5, description="lambda_cons: bonus = coefficient x accuracy.")
+    min_accuracy: float = Field(default=0.1, description="gamma_acc: selection needs acc >= max(group mean, this).")
+    cap: float = Field(default=0.95, description="gamma_p: the answer likelihood is clipped here.")
+    margin: float = Field(default=0.01, description="eps_p: consistent = clipped likelihood >= group mean - margin.")
+
+
+class ReplayConfig(_Section):
+    """AVATAR's off-policy stratified replay and hints (train/methods/replay.py, replay_trainer.py, hints.py)."""
+
+    enabled: bool = False
+    capacity: int = Field(default=10_000, description="Groups kept; tiers Hard/Medium/Easy hold 40/35/25 %.")
+    on_policy: int = Field(default=4, description="On-policy part of the on:off group ratio (the paper: 4:4).")
+    off_policy: int = Field(default=4, description="Replayed part of the on:off group ratio.")
+    alpha: float = Field(default=0.6, description="Weight of the off-policy loss term (Eq. 3).")
+    window: int = Field(default=20, description="On-policy groups in a prompt's moving-average reward R(q).")
+    hints: Literal["none", "template", "llm"] = Field(default="none", description="Who writes hints for stuck prompts.")
+    hint_url: str | None = Field(default=None, description="OpenAI-compatible base URL of the hint LLM (hints=llm).")
+    hint_model: str | None = Field(default=None, description="Model name served at hint_url.")
+    hint_patience: int = Field(default=3, description="Replays in the Hard tier before a hint.")
+    hint_max_kl: float = Field(default=0.01, description="KL(current, behaviour) below which the policy is stuck.")
+
+
+class JigsawConfig(_Section):
+    """OmniJigsaw pretraining (train/methods/jigsaw.py): GRPO on clip-reordering puzzles made from the GRPO scripts,
+    scored by Eq. 6 instead of correctness; held-out evaluation stays on the real task kinds."""
+
+    enabled: bool = False
+    n_clips: int = Field(default=4, description="Clips per puzzle (N).")
+    trim: float = Field(default=0.1, description="Share of each clip cut from both borders.")
+    mode: Literal["JMI", "SMS", "CMM"] = Field(
+        default="CMM", description="Modality orchestration (CMM: the paper's best)."
+    )
+
+
+class MethodsConfig(_Section):
+    """The companion papers' methods, each off by default (`train-sim --method tas --method care`)."""
+
+    tas: TASConfig = Field(default_factory=TASConfig)
+    care: CAREConfig = Field(default_factory=CAREConfig)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    jigsaw: JigsawConfig = Field(default_factory=JigsawConfig)
+
+
 class TrainConfig(_Section):
     """One `train-sim` run."""
 
@@ -153,6 +210,7 @@ class TrainConfig(_Section):
     grpo: GRPOSection = Field(default_factory=GRPOSection)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    methods: MethodsConfig = Field(default_factory=MethodsConfig)
 
 
 def preset_path(preset: str) -> Path:

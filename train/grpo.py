@@ -56,7 +56,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         lr_scheduler_type=g.lr_scheduler_type,
         warmup_steps=g.warmup_steps,
         max_grad_norm=g.max_grad_norm,
-        beta=g.beta,
+        beta=0.0 if cfg.methods.care.enabled else g.beta,  # CARE's bonus replaces the KL term
         epsilon=g.epsilon,
         loss_type=g.loss_type,
         scale_rewards=g.scale_rewards,
@@ -99,14 +99,26 @@ def build_trainer(
     extra_rewards: Sequence = (),
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
-    loaded from it when beta > 0) or a model object. `extra_rewards` (weight 1 each) are for experiments and tests."""
+    loaded from it when beta > 0) or a model object. `extra_rewards` (weight 1 each) are for experiments and tests.
+    The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
+    from train.methods.select import trainer_class
+
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
-    return CVRGRPOTrainer(
+    if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
+        from train.methods.jigsaw import JigsawReward
+
+        first = JigsawReward()
+    else:
+        first = Correctness(dense=cfg.reward.dense)
+    trainer = trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[Correctness(dense=cfg.reward.dense), FormatBonus(cfg.reward.format_bonus), *extra_rewards],
+        reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), *extra_rewards],
         args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
         environment_factory=environment_factory(episodes, perception, limits),
         callbacks=list(callbacks),
     )
+    if cfg.methods.replay.enabled:
+        trainer.episodes = episodes  # the hint maker reads questions from here
+    return trainer

@@ -57,6 +57,11 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
         for i in range(d.train_per_task, d.train_per_task + d.grpo_per_task)
     ]
     heldout = [s for task in d.tasks for s in generate(task, d.heldout_per_task, d.heldout_seed)]
+    if cfg.methods.jigsaw.enabled:  # OmniJigsaw pretraining: the GRPO prompts become puzzles made from those scripts
+        from train.methods.jigsaw import jigsaw_script
+
+        j = cfg.methods.jigsaw
+        grpo = [jigsaw_script(s, j.n_clips, j.trim, j.mode, seed=cfg.seed + i) for i, s in enumerate(grpo)]
     return sft, grpo, heldout
 
 
@@ -76,8 +81,14 @@ def make_perception(cfg: TrainConfig, scripts: dict[str, Script]):
     if s.kind == "llm":
         from simulator.llm_sim import LLMSimulator
 
-        return LLMSimulator(scripts, base_url=s.url, model=s.model, temperature=s.temperature, noise=noise)
-    return ScriptSimulator(scripts, max_events=s.max_events, noise=noise)
+        simulator = LLMSimulator(scripts, base_url=s.url, model=s.model, temperature=s.temperature, noise=noise)
+    else:
+        simulator = ScriptSimulator(scripts, max_events=s.max_events, noise=noise)
+    if cfg.methods.jigsaw.enabled:  # JMI / SMS / CMM masking for jigsaw episodes; others pass through
+        from simulator.jigsaw_sim import OrchestratedSimulator
+
+        return OrchestratedSimulator(simulator)
+    return simulator
 
 
 class Run:
