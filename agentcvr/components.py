@@ -18,8 +18,6 @@ from typing import Any
 from agentcvr.protocols import Perception, Policy
 from scripts_gen.schema import Script
 
-DEFAULT_GGUF = "qwen2.5-coder-0.5b"
-
 
 def _expert(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
     from agentcvr.policies.expert import ExpertPolicy
@@ -34,10 +32,10 @@ def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) ->
 
 
 def _gguf_policy(arg: str, scan: bool) -> Policy:
-    from agentcvr.models import ensure_model
+    from agentcvr.models import DEFAULT_MASTER, ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
-    target = arg or DEFAULT_GGUF
+    target = arg or DEFAULT_MASTER
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")

@@ -10,10 +10,10 @@ Speed on a 2-core machine comes from three things:
 - one slot with `cache_prompt`: each turn only evaluates the new observation message;
 - capped free text (`thought`, `focus_prompt`) and `max_tokens`.
 At the turn limit, when the loop asks for the final answer, the grammar holds only the answer shape (anything else
-would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B) holds a
+would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B, ~230 MB for the 1.5B) holds a
 20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's message.
 
-    policy = GGUFPolicy()                       # fetches qwen2.5-coder-0.5b on first use
+    policy = GGUFPolicy()                       # fetches the default master (qwen2.5-coder-1.5b) on first use
     Agent(policy, ScriptSimulator(scripts)).run(episode)
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcvr.episode import Episode
-from agentcvr.models import DEFAULT_MASTER, ensure_model
+from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import Times, scan_schema, turn_schema
 from agentcvr.prompts import FORCE_ANSWER, RECOVER
@@ -35,13 +35,11 @@ from agentcvr.protocols import PolicyOutput
 COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
-def load_llama(
-    model_path: str | Path | None = None, n_ctx: int = 4096, threads: int = 1, seed: int = 0, verbosity: int = 0
-) -> Any:
-    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file (default: the embedded master)."""
+def load_llama(model_path: str | Path, n_ctx: int = 4096, threads: int = 1, seed: int = 0, verbosity: int = 0) -> Any:
+    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file."""
     import xllamacpp as xlc  # imported here so that `import agentcvr` stays light
 
-    path = Path(model_path) if model_path is not None else ensure_model(DEFAULT_MASTER)
+    path = Path(model_path)
     if not path.is_file():
         raise FileNotFoundError(f"no GGUF file at {path}")
     params = xlc.CommonParams()
@@ -70,7 +68,7 @@ def completion(server: Any, request: dict[str, Any]) -> dict[str, Any]:
 
 
 class GGUFPolicy:
-    """`Policy` over a local GGUF chat model; `model_path` defaults to the embedded Qwen2.5-Coder-0.5B master."""
+    """`Policy` over a local GGUF chat model; `model_path` defaults to the embedded master (Qwen2.5-Coder-1.5B)."""
 
     protocol = "json"
 
@@ -91,7 +89,7 @@ class GGUFPolicy:
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
-        self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
+        self.server = load_llama(model_path or ensure_model(DEFAULT_MASTER), n_ctx=n_ctx, threads=threads, seed=seed)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).
         self.min_calls = min_calls
@@ -226,8 +224,8 @@ class GGUFChat:
         temperature: float = 0.0,
         seed: int = 0,
     ):
-        self.server = load_llama(model_path, n_ctx=n_ctx, threads=threads, seed=seed)
-        self.name = f"gguf:{Path(model_path).name if model_path else DEFAULT_MASTER}"  # cache identity
+        self.server = load_llama(model_path or ensure_model(SMALL_LLM), n_ctx=n_ctx, threads=threads, seed=seed)
+        self.name = f"gguf:{Path(model_path).name if model_path else SMALL_LLM}"  # cache identity
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
 
     def __call__(self, messages: list[dict], json_schema: dict | None = None) -> str:
