@@ -115,7 +115,7 @@ _MODELS = [
     ModelSpec(
         name="qwen2.5-coder-1.5b",
         kind="gguf",
-        description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default master, reads better than the 0.5B (~12 tok/s).",
+        description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default master; it reads (~12 tok/s).",
         license="Apache-2.0",
         files=(
             ModelFile(

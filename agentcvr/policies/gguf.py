@@ -10,8 +10,9 @@ Speed on a 2-core machine comes from three things:
 - one slot with `cache_prompt`: each turn only evaluates the new observation message;
 - capped free text (`thought`, `focus_prompt`) and `max_tokens`.
 At the turn limit, when the loop asks for the final answer, the grammar holds only the answer shape (anything else
-would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B, ~230 MB for the 1.5B) holds a
-20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's message.
+would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B, ~230 MB
+for the 1.5B) holds a 20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's
+message.
 
     policy = GGUFPolicy()                       # fetches the default master (qwen2.5-coder-1.5b) on first use
     Agent(policy, ScriptSimulator(scripts)).run(episode)
