@@ -145,9 +145,10 @@ class GGUFPolicy:
             scan=self.scan and turns == 0,
         )
         # Greedy decoding repeats itself: the rejected output after a re-prompt, the same call turn after turn. An
-        # output that repeats an earlier turn's calls is sampled again (new seed per attempt) until it differs.
+        # output that repeats an earlier turn's calls is sampled again (new seed per attempt): until it differs after
+        # a rejection (up to `resamples` times), once otherwise (the loop then notes the repeated call).
         earlier = {_calls(m.get("content") or "", episode) for m in messages if m["role"] == "assistant"}
-        for attempt in range(self.resamples + 1):
+        for attempt in range(self.resamples + 1 if recovering else 2):
             request = {
                 "messages": fitted,
                 "max_tokens": self.max_tokens,
