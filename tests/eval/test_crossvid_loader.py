@@ -97,5 +97,6 @@ def test_every_real_sample_item_loads():
     assert [i.error for i in items if i.error] == []
     for item in items:
         if item.task in ("MSR", "MOC"):
-            assert "{" not in item.episode.question and "obj_" in item.episode.question
+            assert "{" not in item.episode.question
+            assert ("obj_" in item.episode.question) == ("{" in item.raw["question"])
             assert all("{" not in option for option in item.episode.options)
