@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 _LETTER = re.compile(r"\b([A-F])\b")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_PREFIX = re.compile(r"^\s*(?:the\s+)?(?:final\s+|correct\s+)?answers?\s*(?:is|are)?\s*[:：]?\s*", re.IGNORECASE)
 
 
 def joined_letters(answer: str | Sequence[str]) -> str:
@@ -51,10 +52,12 @@ def normalize_letters(text: str) -> str | None:
     'AC'
     >>> normalize_letters("ac")
     'AC'
+    >>> normalize_letters("The answer is AC.")
+    'AC'
     >>> normalize_letters("none") is None
     True
     """
-    compact = text.strip().upper()
+    compact = _PREFIX.sub("", text).strip().strip("()[]'\".").strip().upper()
     if re.fullmatch(r"[A-F]+", compact):
         letters = set(compact)
     else:

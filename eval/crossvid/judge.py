@@ -81,17 +81,22 @@ def parse_judgement(reply: str | None) -> tuple[float, int] | None:
 
 
 def strict_judgement(reply: str | None, points: int) -> tuple[float, int]:
-    """The strict reading: a dropped judgement scores 0 of 2 x points; correctness counts only where covered and
-    both lists are cut to the number of scoring points."""
+    """The strict reading: a dropped judgement scores 0 of 2 x points; true / 1 / "true" are true; correctness counts
+    only where covered; both lists are cut to the number of scoring points."""
     if not isinstance(reply, str) or (match := _SCORE_TAG.search(reply)) is None:
         return 0.0, 2 * points
     try:
         data = json.loads(match.group(1))
-        covered = [v is True for v in data["coverage"]][:points]
-        correct = [v is True for v in data["correctness"]][:points]
+        covered = [_true(v) for v in data["coverage"]][:points]
+        correct = [_true(v) for v in data["correctness"]][:points]
     except (json.JSONDecodeError, TypeError, KeyError):
         return 0.0, 2 * points
     return float(sum(covered) + sum(c and v for c, v in zip(covered, correct, strict=False))), 2 * points
+
+
+def _true(value: Any) -> bool:
+    """true, 1 and "true" all mean true in the strict reading."""
+    return str(value).strip().lower() in ("true", "1")
 
 
 class Judge:
