@@ -12,6 +12,7 @@ assert). The call is made once, never retried.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -134,3 +135,27 @@ class Judge:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+class ChatJudge:
+    """The official judge prompt and parsing over a local chat backend (`messages -> text`, e.g. the embedded GGUF
+    model): the offline default. Calls run one at a time in a worker thread (llama.cpp has one slot)."""
+
+    def __init__(self, chat: Any, name: str):
+        self.chat, self.name = chat, name
+        self._lock = asyncio.Lock()
+
+    async def score(self, raw: dict, output: str | None) -> JudgeRecord:
+        messages = [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": judge_prompt(raw, output)},
+        ]
+        try:
+            async with self._lock:
+                reply = await asyncio.to_thread(self.chat, messages)
+            return JudgeRecord(model=self.name, reply=reply)
+        except Exception as error:  # a local backend failing is recorded like an API error: the item drops
+            return JudgeRecord(model=self.name, error=f"{type(error).__name__}: {error}")
+
+    async def aclose(self) -> None:
+        return None
