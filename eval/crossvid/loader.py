@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcvr.episode import Episode, VideoRef
+from agentcvr.perception.folder import FOLDER_FPS
 from agentcvr.tasks import TASK_ORDER
 from eval.crossvid import uav
 
@@ -33,7 +34,7 @@ FSA_QUESTION = (
     "Give its start and end time in video 2."
 )
 PSS_QUESTION = "The segments are steps of one cooking video, shuffled. In which order do they happen?"
-UAV_FPS = 10.0  # frame folders carry no rate; this only sets the agent's time axis (frames / fps seconds)
+UAV_FPS = FOLDER_FPS  # frame folders carry no rate: the agent's time axis is frames / fps seconds, as perception reads
 
 
 @dataclass
