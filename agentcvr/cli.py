@@ -176,6 +176,7 @@ def _register_commands() -> None:
     """Commands whose code lives in train/, scripts_gen/ and eval/ (composition root: the core never imports them).
     Those modules import their heavy dependencies inside the commands, so `agentcvr --help` stays fast."""
     from eval.crossvid.cli import crossvid_command, report_command
+    from eval.crossvid.synth import synth_command
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
     from train.cli import train_sim
@@ -185,6 +186,7 @@ def _register_commands() -> None:
     eval_app.command("fidelity")(fidelity_command)
     eval_app.command("crossvid")(crossvid_command)
     eval_app.command("report")(report_command)
+    eval_app.command("synth")(synth_command)
 
 
 _register_commands()
