@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +18,7 @@ from rich.console import Console
 
 from agentcvr.tasks import TASK_ORDER
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
 
 def _fail(message: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -26,7 +27,7 @@ from agentcvr.tasks.registry import keyword_judge
 from eval.crossvid.loader import CrossVidItem
 from eval.crossvid.records import JudgeRecord
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
 
 def synth_items(rendered: Path) -> tuple[list[CrossVidItem], dict]:

@@ -174,3 +174,32 @@ def test_report_sets_runs_beside_the_published_rows(tree, tmp_path):
     assert bad_row.count("–") == 14  # every item failed: no official score anywhere
     md, png = write_report({"good": good, "bad": bad}, tmp_path / "report.md")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "report.png" in md.read_text()
+
+
+def test_cli_reports_missing_media_then_skips_or_fails(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentcvr.cli import app
+
+    tree = write_crossvid(tmp_path / "cv", items={"NC": [_nc(), {**_nc(), "id": 1, "videos": ["movie/gone.mp4"] * 4}]})
+    (tree / "videos" / "movie" / "gone.mp4").unlink()
+    (tree / "QA" / "CC.json").write_text('[{"id": 5, "question": "?"}]')  # malformed: named, recorded as failed
+    base = ["eval", "crossvid", "--root", str(tree), "--tasks", "NC,CC", "--mode", "single-pass", "--vlm-model", "m"]
+    base += ["--frame-cache", str(tmp_path / "f"), "--out", str(tmp_path / "r.jsonl")]
+    runner = CliRunner()
+    failed = runner.invoke(app, [*base, "--vlm-url", "http://127.0.0.1:9/v1"])
+    assert failed.exit_code == 2
+    assert "1 of 3 item(s) miss media" in failed.output and "NC/1" in failed.output
+    assert "1 malformed item(s)" in failed.output and "CC/5: malformed item: missing field" in failed.output
+    assert "--on-missing skip" in failed.output and not (tmp_path / "r.jsonl").exists()
+    with OpenAIStub() as stub:
+        stub.reply(content="C")
+        ran = runner.invoke(app, [*base, "--vlm-url", stub.base_url, "--on-missing", "skip"])
+    assert ran.exit_code == 0, ran.output
+    records = read_predictions(tmp_path / "r.jsonl")
+    assert sorted(records) == ["CC/5", "NC/0"] and records["NC/0"].output == "C"
+    assert records["CC/5"].status == "failed" and records["CC/5"].attempts == 0
+    again = runner.invoke(app, [*base, "--vlm-url", stub.base_url, "--on-missing", "skip"])
+    assert again.exit_code == 2 and "--resume" in again.output
+    report = runner.invoke(app, ["eval", "report", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "rep.md")])
+    assert report.exit_code == 0 and "| r (official) | – | 100.00 | – |" in (tmp_path / "rep.md").read_text()
