@@ -197,3 +197,12 @@ def test_a_task_with_only_failures_has_no_official_score():
     table = score_run([record])
     assert table["official"]["NC"] is None and table["strict"]["NC"] == 0.0
     assert table["official"]["C.Avg"] is None
+
+
+def test_doctests():
+    import doctest
+
+    from eval.crossvid import frames, judge, uav
+
+    for module in (uav, judge, frames):
+        assert doctest.testmod(module).failed == 0, module.__name__
