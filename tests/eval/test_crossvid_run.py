@@ -84,6 +84,21 @@ def test_single_pass_speaks_the_official_protocol(tree, tmp_path):
     scored = {r.key: r for r in read_predictions(out).values()}
     assert scored["MOC/0"].output == "B " and scored["MOC/0"].gold == "B "
     assert len(list((tmp_path / "frames").iterdir())) > 0  # decoded frames cached on disk
+    # a second model (a fresh process, in effect) decodes nothing again
+    with OpenAIStub() as stub:
+        for _ in items:
+            stub.respond(answer_for)
+
+        async def second():
+            predictor = SinglePassPredictor(stub.base_url, "other-vlm", cache_dir=tmp_path / "frames")
+            try:
+                await run_items(items, predictor, tmp_path / "second.jsonl", RunConfig(concurrency=4))
+                return predictor.cache
+            finally:
+                await predictor.aclose()
+
+        cache = asyncio.run(second())
+    assert cache.misses == 0 and cache.hits >= len(items)
 
 
 class Flaky:
