@@ -109,7 +109,10 @@ def crossvid_command(
     predictor, close = _predictor(
         mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency
     )
-    judge = _judge(judge_url, judge_model) if any(i.task == "CCQA" for i in todo) else None
+    needs_judge = any(i.task == "CCQA" for i in todo)
+    if needs_judge and not judge_url and mode == "agent" and policy.startswith("hf"):
+        _fail("CCQA with an hf: policy needs --judge-url (the embedded GGUF judge cannot share a process with torch)")
+    judge = _judge(judge_url, judge_model) if needs_judge else None
     config = RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume)
 
     async def main():
