@@ -75,7 +75,7 @@ def bar_chart(runs: dict[str, list[Prediction]], path: Path) -> Path:
 
     columns = [c for c in COLUMNS if c not in ("C.Avg", "T.Avg", "M.Avg")]
     width = 0.8 / max(1, len(runs))
-    figure, axis = plt.subplots(figsize=(11, 4))
+    figure, axis = plt.subplots(figsize=(12, 4))
     for n, (name, records) in enumerate(runs.items()):
         official = score_run(records)["official"]
         values = [100 * v if (v := official.get(c)) is not None and not math.isnan(v) else 0.0 for c in columns]
@@ -83,7 +83,7 @@ def bar_chart(runs: dict[str, list[Prediction]], path: Path) -> Path:
     axis.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(columns))], columns)
     axis.set_ylabel("official score (%)")
     axis.set_ylim(0, 100)
-    axis.legend()
+    axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")  # outside: bars reach 100
     axis.set_title("CrossVid, official scoring")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
