@@ -1,5 +1,5 @@
 """The asynchronous CrossVid runner: bounded concurrency, retries with backoff, a per-item timeout, one JSONL line
-appended (and fsynced) per finished item, resume by key, a progress bar with the running official score per task.
+appended (and flushed) per finished item, resume by key, a progress bar with the running official score per task.
 
     predictions = await run_items(items, predictor, Path("runs/cv.jsonl"), RunConfig(concurrency=64), judge=judge)
 
