@@ -54,9 +54,9 @@ class RunConfig:
     backoff_max: float = 30.0
     timeout: float = 600.0  # seconds per try of one item
     resume: bool = False
-    fsync: bool = (
-        False  # each line is flushed to the OS at once (a kill -9 loses nothing); fsync also survives power loss
-    )
+    # Each line is flushed to the OS at once, so a kill -9 loses nothing; fsync also survives a power loss but
+    # costs ~3 ms a record on the event loop.
+    fsync: bool = False
 
 
 class RunningScore:
