@@ -29,7 +29,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-eval_app = typer.Typer(help="Evaluations: sim-to-real fidelity on rendered episodes.", no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Evaluations: CrossVid (run, report), synthetic episodes, sim-to-real fidelity.", no_args_is_help=True
+)
 app.add_typer(eval_app, name="eval")
 console = Console()
 
@@ -176,6 +178,8 @@ def _first_per_task(episodes: list, limit: int) -> list:
 def _register_commands() -> None:
     """Commands whose code lives in train/, scripts_gen/ and eval/ (composition root: the core never imports them).
     Those modules import their heavy dependencies inside the commands, so `agentcvr --help` stays fast."""
+    from eval.crossvid.cli import crossvid_command, report_command
+    from eval.crossvid.synth import synth_command
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
     from train.cli import train_sim
@@ -185,6 +189,9 @@ def _register_commands() -> None:
     app.command("curate-videos")(curate_command)
     app.command("render")(render_command)
     eval_app.command("fidelity")(fidelity_command)
+    eval_app.command("crossvid")(crossvid_command)
+    eval_app.command("report")(report_command)
+    eval_app.command("synth")(synth_command)
 
 
 _register_commands()

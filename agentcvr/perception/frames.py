@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcvr.perception.folder import decode_folder, is_frame_folder
 from agentcvr.perception.media import VideoUnreadable, file_interval, fingerprint, probe
 
 LONG_SIDE = 360  # the paper's visual-agent setting
@@ -187,6 +188,8 @@ def _decode(
     path: str, begin: float, finish: float, num_frames: int, width: int, height: int, threads: int
 ) -> tuple[Any, list[float]]:
     """Decode the frames nearest to the sample times in [begin, finish] (file seconds)."""
+    if is_frame_folder(path):
+        return decode_folder(path, sample_times(begin, finish, num_frames), width, height)
     decord = load_decord()
 
     try:

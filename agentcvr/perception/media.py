@@ -12,6 +12,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcvr.perception.folder import FOLDER_FPS, folder_fingerprint, folder_size, is_frame_folder
+
 # Seconds an interval may run past the end of a file before it counts as outside (durations are rounded),
 # the same slack the action parser allows against the episode's durations.
 END_TOLERANCE = 1.0
@@ -62,9 +64,9 @@ _lock = threading.Lock()
 
 
 def existing(path: str | os.PathLike) -> Path:
-    """The path as a `Path`, or `VideoNotFound` naming it."""
+    """The path as a `Path` (a video file or a folder of frames), or `VideoNotFound` naming it."""
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and not is_frame_folder(path):
         raise VideoNotFound(f"video file not found: {path}")
     return path
 
@@ -74,6 +76,8 @@ def fingerprint(path: str | os.PathLike) -> str:
     spaced 64 KiB windows (fast on 300 GB datasets, and any re-encode or truncation changes it).
     Memoized per (path, size, mtime)."""
     path = existing(path)
+    if is_frame_folder(path):
+        return folder_fingerprint(path)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     with _lock:
@@ -106,6 +110,14 @@ def probe(path: str | os.PathLike) -> MediaInfo:
     with _lock:
         if key in _infos:
             return _infos[key]
+    if is_frame_folder(path):
+        count, width, height = folder_size(path)
+        if not count:
+            raise VideoUnreadable(f"{path} holds no frame images")
+        info = MediaInfo(str(path), count / FOLDER_FPS, FOLDER_FPS, width, height, False, 0.0)
+        with _lock:
+            _infos[key] = info
+        return info
     try:
         with av.open(str(path)) as container:
             videos = container.streams.video

@@ -180,7 +180,7 @@ class RealPerception:
         path = Path(raw).expanduser()
         if not path.is_absolute() and root is not None:
             path = root / path
-        if not path.is_file():
+        if not path.is_file() and not path.is_dir():  # a folder of frames reads as a video
             raise VideoNotFound(f"video {ref.index}: file not found: {path}")
         return path
 
@@ -256,12 +256,20 @@ def attach_videos(episodes: list[Episode], folder: str | Path) -> list[Episode]:
 
 def _frame_probe(path: str, offset: float) -> Callable[[float], tuple[Any, float]]:
     """Decode single small frames of one file by clip time (for placing scene cuts); one reader per call."""
+    from agentcvr.perception.folder import decode_folder, is_frame_folder
     from agentcvr.perception.frames import load_decord, target_size
 
-    decord = load_decord()
-
-    reader = None
     info = probe(path)
+    if is_frame_folder(path):
+
+        def folder_frame_at(t: float) -> tuple[Any, float]:
+            width, height = target_size(info.width, info.height, 160)
+            images, times = decode_folder(path, [offset + t], width, height)
+            return images[0], times[0] - offset
+
+        return folder_frame_at
+    decord = load_decord()
+    reader = None
 
     def frame_at(t: float) -> tuple[Any, float]:
         nonlocal reader

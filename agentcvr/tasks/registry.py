@@ -35,17 +35,21 @@ class TaskSpec:
     dense: Callable[[str, Any], float] | None = None
 
     def official(self, output: str, episode: Episode, judge: Judge | None = None) -> float:
-        """The official CrossVid score of one raw output: string equality, IoU for FSA, a judge for CCQA."""
+        """The official CrossVid score of one raw output: string equality, IoU for FSA (read as the official script
+        reads it: `split(",")` + `float()`, else 0), a judge for CCQA."""
         if self.kind == "FSA":
-            interval = scoring.parse_interval(output)
+            interval = scoring.official_interval(output)
             return scoring.temporal_iou(interval, episode.answer) if interval else 0.0
         if self.kind == "CCQA":
             return _judged(output, episode, judge or keyword_judge)
         return float(output == self.official_form(episode.answer))
 
     def strict(self, output: str, episode: Episode, judge: Judge | None = None) -> float:
-        """Score after normalizing the output (trailing spaces, 'Option B', 'C, A'...)."""
-        if self.kind in ("FSA", "CCQA"):
+        """Score after normalizing the output (trailing spaces, 'Option B', 'C, A', '[82s, 95s]'...)."""
+        if self.kind == "FSA":
+            interval = scoring.parse_interval(output)
+            return scoring.temporal_iou(interval, episode.answer) if interval else 0.0
+        if self.kind == "CCQA":
             return self.official(output, episode, judge)
         normalized = self.normalize(output)
         truth = self.normalize(self.official_form(episode.answer))

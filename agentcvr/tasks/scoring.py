@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 _LETTER = re.compile(r"\b([A-F])\b")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_PREFIX = re.compile(r"^\s*(?:the\s+)?(?:final\s+|correct\s+)?answers?\s*(?:is|are)?\s*[:：]?\s*", re.IGNORECASE)
 
 
 def joined_letters(answer: str | Sequence[str]) -> str:
@@ -51,10 +52,12 @@ def normalize_letters(text: str) -> str | None:
     'AC'
     >>> normalize_letters("ac")
     'AC'
+    >>> normalize_letters("The answer is AC.")
+    'AC'
     >>> normalize_letters("none") is None
     True
     """
-    compact = text.strip().upper()
+    compact = _PREFIX.sub("", text).strip().strip("()[]'\".").strip().upper()
     if re.fullmatch(r"[A-F]+", compact):
         letters = set(compact)
     else:
@@ -74,8 +77,31 @@ def normalize_order(text: str) -> str | None:
     return "->".join(numbers) if numbers else None
 
 
+def official_interval(text: str | None) -> tuple[float, float] | None:
+    """An interval as the official FSA script reads it: `text.split(",")` must give exactly two Python `float()`s
+    (which allow surrounding whitespace, exponents, 'nan' and 'inf'); anything else is None (scored 0).
+
+    >>> official_interval(" 82 , 95\\n")
+    (82.0, 95.0)
+    >>> official_interval("[82, 95]") is None  # brackets: float() fails
+    True
+    >>> official_interval("82s,95s") is None
+    True
+    """
+    if not isinstance(text, str):
+        return None
+    parts = text.split(",")
+    if len(parts) != 2:
+        return None
+    try:
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+
+
 def parse_interval(text: str) -> tuple[float, float] | None:
-    """An interval answer 'start,end' (brackets and spaces allowed), or None when unparseable.
+    """An interval answer 'start,end' read leniently (brackets, prose, 's' suffixes allowed), or None when
+    unparseable: the strict (normalized) reading, not the official one.
 
     >>> parse_interval("[12.5, 20]")
     (12.5, 20.0)
@@ -89,7 +115,8 @@ def parse_interval(text: str) -> tuple[float, float] | None:
 
 
 def temporal_iou(predicted: tuple[float, float], truth: Sequence[float]) -> float:
-    """CrossVid's FSA IoU: intersection / (max end - min start); 0 when that union is 0.
+    """CrossVid's FSA IoU: intersection / (max end - min start); 0 when that union is exactly 0 (so a 'nan' reply
+    gives nan, as in the official script, and makes the task mean nan).
 
     >>> temporal_iou((0, 10), (5, 15))
     0.3333333333333333
@@ -100,7 +127,7 @@ def temporal_iou(predicted: tuple[float, float], truth: Sequence[float]) -> floa
     s2, e2 = float(truth[0]), float(truth[1])
     intersection = max(0.0, min(e1, e2) - max(s1, s2))
     union = max(e1, e2) - min(s1, s2)
-    return intersection / union if union > 0 else 0.0
+    return 0.0 if union == 0 else intersection / union
 
 
 def position_accuracy(predicted: str, truth: str) -> float:

@@ -1,0 +1,197 @@
+"""`agentcvr eval crossvid` and `agentcvr eval report`: run CrossVid end to end, or re-score saved runs.
+
+    agentcvr eval crossvid --root /data/CrossVid --mode single-pass --vlm-url http://gpu:8000/v1 \
+        --vlm-model Qwen/Qwen3-VL-8B-Instruct --concurrency 64 --judge-url http://gpu:8001/v1 --out runs/qwen8b.jsonl
+    agentcvr eval crossvid --root /data/CrossVid --mode agent --policy gguf --tasks NC,PI --limit 5 --out runs/a.jsonl
+    agentcvr eval report runs/qwen8b.jsonl runs/a.jsonl --out runs/report.md
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agentcvr.tasks import TASK_ORDER
+
+console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+def _tasks(spec: str) -> list[str]:
+    tasks = TASK_ORDER if spec == "all" else [t.strip().upper() for t in spec.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in TASK_ORDER]
+    if unknown:
+        _fail(f"unknown task(s) {', '.join(unknown)}: choose from {', '.join(TASK_ORDER)} or 'all'")
+    return tasks
+
+
+def crossvid_command(
+    root: Annotated[Path, typer.Option(help="CrossVid folder holding QA/, videos/ and uav/.")],
+    out: Annotated[Path, typer.Option(help="Predictions JSONL, appended item by item.")] = Path("runs/crossvid.jsonl"),
+    mode: Annotated[
+        str, typer.Option(help="agent (master agent + real perception) or single-pass (official protocol).")
+    ] = "agent",
+    tasks: Annotated[str, typer.Option(help="Comma-separated tasks (BU,NC,...) or 'all'.")] = "all",
+    limit: Annotated[int | None, typer.Option(help="At most this many items per task.", min=1)] = None,
+    qa_dir: Annotated[Path | None, typer.Option(help="Annotation folder, if not ROOT/QA.")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished items, retry failed ones.")] = False,
+    on_missing: Annotated[
+        str, typer.Option(help="Items whose media are missing: 'skip' them or 'fail' before running.")
+    ] = "fail",
+    concurrency: Annotated[int, typer.Option(help="Items in flight at once.", min=1)] = 8,
+    retries: Annotated[int, typer.Option(help="Tries per item before it is recorded as failed.", min=1)] = 3,
+    timeout: Annotated[float, typer.Option(help="Seconds one try of one item may take.")] = 900.0,
+    policy: Annotated[str, typer.Option(help="Agent mode: master policy (gguf, openai:MODEL, hf:DIR).")] = "gguf",
+    base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
+    max_turns: Annotated[int, typer.Option(help="Agent mode: turns before a forced answer.", min=1)] = 20,
+    vlm_url: Annotated[
+        str | None, typer.Option(help="VLM server: the single-pass model, or the agent's visual agent.")
+    ] = None,
+    vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
+    frames: Annotated[int, typer.Option(help="Single-pass: frames per item (the official 128).", min=2)] = 128,
+    judge_url: Annotated[
+        str | None, typer.Option(help="CCQA judge: an OpenAI-compatible URL (default: embedded GGUF).")
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (default: the first the server lists).")] = None,
+    frame_cache: Annotated[Path, typer.Option(help="Decoded frames are cached here across runs and models.")] = Path(
+        "~/.cache/agentcvr/frames"
+    ),
+    report: Annotated[
+        Path | None, typer.Option(help="Markdown report (default: OUT with .md; a .png beside it).")
+    ] = None,
+) -> None:
+    """Run CrossVid: load, check media, predict with bounded concurrency, score official + strict, write a report."""
+    from eval.crossvid.loader import load_crossvid, missing_media
+    from eval.crossvid.report import write_report
+    from eval.crossvid.runner import RunConfig, pending, run_items
+
+    if on_missing not in ("skip", "fail"):
+        _fail(f"--on-missing must be 'skip' or 'fail', got {on_missing!r}")
+    if mode not in ("agent", "single-pass"):
+        _fail(f"--mode must be 'agent' or 'single-pass', got {mode!r}")
+    chosen = _tasks(tasks)
+    try:
+        items, problems = load_crossvid(root, chosen, qa_dir)
+    except ValueError as error:
+        _fail(str(error))
+    for problem in problems:
+        console.print(f"[yellow]skipped:[/] {problem}")
+    if limit is not None:
+        items = [item for task in chosen for item in [i for i in items if i.task == task][:limit]]
+    if not items:
+        _fail(f"no items to run under {qa_dir or root / 'QA'}")
+    bad = [item for item in items if item.error]
+    if bad:
+        console.print(
+            f"[yellow]{len(bad)} malformed item(s), recorded as failures:[/] " + "; ".join(i.error for i in bad[:5])
+        )
+    missing = missing_media(items)
+    if missing:
+        examples = "; ".join(f"{key}: {paths[0]}" for key, paths in list(missing.items())[:5])
+        console.print(f"[yellow]{len(missing)} of {len(items)} item(s) miss media[/] (e.g. {examples})")
+        if on_missing == "fail":
+            _fail("media missing: fetch them, or pass --on-missing skip to run the others")
+        items = [item for item in items if item.key not in missing]
+    try:
+        todo, _ = pending(items, out, resume)
+    except FileExistsError as error:
+        _fail(str(error))
+    console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}")
+    predictor, close = _predictor(
+        mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency
+    )
+    needs_judge = any(i.task == "CCQA" for i in todo)
+    if needs_judge and not judge_url and mode == "agent" and policy.startswith("hf"):
+        _fail("CCQA with an hf: policy needs --judge-url (the embedded GGUF judge cannot share a process with torch)")
+    judge = _judge(judge_url, judge_model) if needs_judge else None
+    config = RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume)
+
+    async def main():
+        try:
+            return await run_items(items, predictor, out, config, judge=judge, console=console)
+        finally:
+            if judge is not None:
+                await judge.aclose()
+            if hasattr(predictor, "aclose"):
+                await predictor.aclose()
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        close()
+    write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
+
+
+def _predictor(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency):
+    """The predictor for a mode and a function that releases it."""
+    frame_cache = frame_cache.expanduser()
+    if mode == "single-pass":
+        from eval.crossvid.single_pass import SinglePassPredictor
+
+        if not vlm_url or not vlm_model:
+            _fail("--mode single-pass needs --vlm-url and --vlm-model")
+        predictor = SinglePassPredictor(vlm_url, vlm_model, frames=frames, cache_dir=frame_cache)
+        return predictor, lambda: None  # its HTTP client closes inside the event loop (aclose)
+    from agentcvr.agent import Agent
+    from agentcvr.components import make_perception, make_policy
+    from agentcvr.protocols import Limits
+    from eval.crossvid.agent_mode import AgentPredictor
+
+    options = {"frame_cache_dir": str(frame_cache)}
+    if vlm_url:
+        options.update(visual="vlm", vlm={"base_url": vlm_url, "model": vlm_model or "default"})
+    try:
+        chosen = make_policy(policy, base_url=base_url)
+        perception = make_perception("real", **options)
+    except (ValueError, FileNotFoundError) as error:
+        _fail(str(error))
+    workers = 1 if policy.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
+    predictor = AgentPredictor(Agent(chosen, perception, Limits(max_turns=max_turns)), workers)
+
+    def close():
+        predictor.close()
+        perception.close()
+
+    return predictor, close
+
+
+def _judge(judge_url, judge_model):
+    from eval.crossvid.judge import ChatJudge, Judge
+
+    if judge_url:
+        return Judge(judge_url, judge_model)
+    from agentcvr.policies.gguf import GGUFChat
+
+    console.print("CCQA judge: the embedded GGUF model (pass --judge-url for a stronger one)")
+    chat = GGUFChat(max_tokens=256)
+    return ChatJudge(chat, chat.name)
+
+
+def report_command(
+    results: Annotated[list[Path], typer.Argument(help="Predictions JSONL files; one column group each.")],
+    out: Annotated[Path, typer.Option(help="Markdown report; the PNG chart is written beside it.")] = Path(
+        "runs/crossvid-report.md"
+    ),
+) -> None:
+    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart."""
+    from eval.crossvid.records import read_predictions
+    from eval.crossvid.report import write_report
+
+    runs = {}
+    for path in results:
+        if not path.is_file():
+            _fail(f"predictions file not found: {path}")
+        records = list(read_predictions(path).values())
+        if not records:
+            _fail(f"no prediction records in {path}")
+        runs[path.stem] = records
+    write_report(runs, out, console=console)

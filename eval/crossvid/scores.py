@@ -1,0 +1,96 @@
+"""Official and strict CrossVid scores of a run's prediction records, per task and as C/T/M/O.Avg.
+
+official: the official scripts' rules exactly. Raw output, no normalization; BU against the gold letters joined in
+stored order; FSA mean IoU with an unparseable reply kept as 0; CCQA pooled over the judge's lists. Failed items
+(no reply, or a dropped judgement) leave the denominator; a task with no scored item has no score (the scripts divide
+by zero there).
+strict: every record counts; failures score 0; answers normalized ("C." / "(C)" / "Answer: C" -> "C", "[82s, 95s]");
+CCQA dropped judgements score 0 of 2 x scoring points.
+
+    table = score_run(read_predictions(Path("runs/cv.jsonl")).values())
+    table["official"]["FSA"], table["strict"]["O.Avg"]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from agentcvr.episode import Episode, VideoRef
+from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
+from agentcvr.tasks import scoring as task_scoring
+from eval.crossvid.judge import parse_judgement, strict_judgement
+from eval.crossvid.records import Prediction
+
+MODES = ("official", "strict")
+
+
+def official_item(record: Prediction) -> tuple[float, float] | None:
+    """(score, weight) of one record under the official rules, or None when the official scripts drop it."""
+    if record.status != "ok":
+        return None
+    if record.task == "CCQA":
+        judged = parse_judgement(record.judge.reply if record.judge else None)
+        return None if judged is None else (float(judged[0]), float(judged[1]))
+    output = record.output
+    if record.task == "FSA":
+        interval = task_scoring.official_interval(output)
+        return (task_scoring.temporal_iou(interval, record.gold) if interval else 0.0), 1.0
+    gold = "".join(record.gold) if record.task == "BU" else record.gold  # BU.py joins the gold letters as stored
+    return float(output == gold), 1.0
+
+
+def strict_item(record: Prediction) -> tuple[float, float]:
+    """(score, weight) under the strict rules: always counted."""
+    if record.task == "CCQA":
+        if record.status != "ok":
+            return 0.0, float(2 * record.points)
+        return strict_judgement(record.judge.reply if record.judge else None, record.points)
+    if record.status != "ok" or record.output is None:
+        return 0.0, 1.0
+    value = get_task(record.task).strict(record.output, _episode(record))
+    return (0.0 if math.isnan(value) else value), 1.0
+
+
+def score_run(records: Iterable[Prediction]) -> dict[str, dict[str, float | None]]:
+    """{"official"|"strict": {task or aggregate: score in [0, 1] or None}, "n": {task: records},
+    "failed": {task: failures}, "dropped": {task: items the official rules leave out}}."""
+    sums: dict[str, dict[str, list[float]]] = {mode: defaultdict(lambda: [0.0, 0.0]) for mode in MODES}
+    counts: dict[str, int] = defaultdict(int)
+    failed: dict[str, int] = defaultdict(int)
+    dropped: dict[str, int] = defaultdict(int)
+    for record in records:
+        counts[record.task] += 1
+        failed[record.task] += record.status != "ok"
+        official = official_item(record)
+        if official is None:
+            dropped[record.task] += 1
+        else:
+            sums["official"][record.task][0] += official[0]
+            sums["official"][record.task][1] += official[1]
+        score, weight = strict_item(record)
+        sums["strict"][record.task][0] += score
+        sums["strict"][record.task][1] += weight
+    table: dict[str, dict[str, float | None]] = {}
+    for mode in MODES:
+        row: dict[str, float | None] = {}
+        for task in TASK_ORDER:
+            if task in counts:
+                total, weight = sums[mode][task]
+                row[task] = total / weight if weight else None
+        for name, members in AGGREGATES.items():
+            values = [row.get(task) for task in members]
+            row[name] = None if any(v is None for v in values) else sum(values) / len(values)  # type: ignore[arg-type]
+        table[mode] = row
+    table["n"] = {task: float(counts[task]) for task in TASK_ORDER if task in counts}
+    table["failed"] = {task: float(failed[task]) for task in TASK_ORDER if task in counts}
+    table["dropped"] = {task: float(dropped[task]) for task in TASK_ORDER if task in counts}
+    return table
+
+
+def _episode(record: Prediction) -> Episode:
+    """A minimal episode carrying the gold answer, for the registry's strict scorers."""
+    return Episode(
+        id=record.key, task=record.task, question="", videos=[VideoRef(index=1, duration=1.0)], answer=record.gold
+    )
