@@ -6,6 +6,7 @@
     agentcvr train-sim --preset cpu-tiny
     agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
+    agentcvr serve --media-root videos/                # POST /answer; agentcvr ask "QUESTION" a.mp4 b.mp4
     agentcvr report runs/a.jsonl runs/b.jsonl
 
 Every command has --help. Heavy modules are imported inside the commands that need them.
@@ -175,10 +176,13 @@ def _register_commands() -> None:
     Those modules import their heavy dependencies inside the commands, so `agentcvr --help` stays fast."""
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
+    from serve.cli import ask_command, serve_command
     from train.cli import train_sim
 
     app.command("train-sim")(train_sim)
     app.command("render")(render_command)
+    app.command("serve")(serve_command)
+    app.command("ask")(ask_command)
     eval_app.command("fidelity")(fidelity_command)
 
 
