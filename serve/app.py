@@ -42,8 +42,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings, app.state.metrics, app.state.ready = settings, metrics, False
-    app.middleware("http")(metrics.middleware)
     errors.install(app)
+    app.middleware("http")(metrics.middleware)  # outermost: counts the error responses too
     app.include_router(answer.router)
     app.include_router(traces.router)
     app.include_router(health.router)

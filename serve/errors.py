@@ -1,6 +1,6 @@
 """One error shape for every failure, `{"code", "message"}`: handlers for our errors, FastAPI's validation errors,
-Starlette's HTTP errors and anything unexpected (logged server-side without the request's paths; the client gets no
-stack trace)."""
+Starlette's HTTP errors and anything unexpected (logged by type only: no request paths or
+stack traces in responses or logs)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 log = logging.getLogger("agentcvr.serve")
@@ -61,7 +61,12 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(error.status_code, "http_error")
         return error_response(error.status_code, code, str(error.detail), getattr(error, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-        log.error("unexpected %s on %s %s", type(error).__name__, request.method, request.url.path)
-        return error_response(500, "internal_error", "the server failed on this request; it keeps serving")
+    @app.middleware("http")
+    async def _unexpected(request: Request, call_next) -> Response:
+        # Caught here rather than by an Exception handler, which Starlette re-raises (a stack trace in the log).
+        try:
+            return await call_next(request)
+        except Exception as error:
+            route = getattr(request.scope.get("route"), "path", "?")
+            log.error("unexpected %s on %s %s", type(error).__name__, request.method, route)
+            return error_response(500, "internal_error", "the server failed on this request; it keeps serving")

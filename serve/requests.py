@@ -63,7 +63,7 @@ async def read_request(request: Request, settings: Settings) -> Prepared:
         raw = await _body(request, limit)
         try:
             data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: absurdly deep nesting
             raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
         try:
             answer = AnswerRequest.model_validate(data)

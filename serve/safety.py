@@ -20,15 +20,21 @@ _MAGIC = ((4, b"ftyp"), (0, b"\x1a\x45\xdf\xa3"))
 def confined(root: Path, requested: str) -> Path:
     """`requested` resolved under `root`; `ApiError` 400 if it is absolute, climbs out, or a symlink leads out."""
     pure = PurePosixPath(requested.replace("\\", "/"))
+    if not pure.parts:
+        raise ApiError(404, "video_not_found", f"video path {requested!r} names no file")
     if "\x00" in requested or pure.is_absolute() or requested.startswith("~") or ":" in pure.parts[0]:
         raise ApiError(400, "path_outside_media_root", f"video path {requested!r} must be relative to the media root")
     if ".." in pure.parts:
         raise ApiError(400, "path_outside_media_root", f"video path {requested!r} must not contain '..'")
     base = root.resolve()
-    target = (base / pure).resolve()  # follows symlinks: a link that leads out ends outside `base`
-    if not target.is_relative_to(base):
+    try:
+        target = (base / pure).resolve()  # follows symlinks: a link that leads out ends outside `base`
+        inside, exists = target.is_relative_to(base), target.is_file()
+    except OSError:  # a name too long for the file system, a link loop...
+        raise ApiError(400, "invalid_path", f"video path {requested[:80]!r} cannot name a file") from None
+    if not inside:
         raise ApiError(400, "path_outside_media_root", f"video path {requested!r} leads outside the media root")
-    if not target.is_file():
+    if not exists:
         raise ApiError(404, "video_not_found", f"video {requested!r} is not a file under the media root")
     return target
 
