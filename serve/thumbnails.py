@@ -35,7 +35,8 @@ def observed_frames(perception: Any, episode: Episode, arguments: dict, limit: i
             info = probe(path)
             side = min(config.describer_long_side, max(info.width, info.height))
         frames = sampler.sample(path, float(arguments["start"]), float(arguments["end"]), count, ref.offset, side)
-        picks = sorted({round(i * (len(frames) - 1) / max(1, limit - 1)) for i in range(min(limit, len(frames)))})
+        shown = min(limit, len(frames))  # spread over the whole interval: first and last frames included
+        picks = sorted({round(i * (len(frames) - 1) / max(1, shown - 1)) for i in range(shown)})
         thumbs = []
         for i in picks:
             image = Image.fromarray(frames.images[i])

@@ -32,4 +32,12 @@ def _call(step) -> str:
 def render_trace(response: AnswerResponse, frames: dict[int, list[tuple[int, float]]]) -> str:
     """The viewer page; `frames` maps step index -> [(k, time)] of stored thumbnails (served by /frames/...)."""
     template = _env.get_template("trace.html.j2")
-    return template.render(r=response, frames=frames, call=_call)
+    return template.render(r=response, frames=frames, call=_call, chosen=_chosen(response))
+
+
+def _chosen(response: AnswerResponse) -> str | None:
+    """The option a one-letter answer picks ('B' -> 'B. Video 2'), to show beside it."""
+    answer = (response.answer or "").strip()
+    if len(answer) != 1:
+        return None
+    return next((o for o in response.options if o.strip().upper().startswith(answer.upper())), None)
