@@ -7,6 +7,7 @@ make every turn take 0.4 s and never answer, for cancellation and queue tests).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import threading
@@ -35,7 +36,9 @@ def master(request: dict) -> str:
         time.sleep(0.4)
         return tool_call("observe", video=1, start=0, end=10, focus="", num_frames=2)
     if done == 0:
-        return tool_call("observe", video=2, start=5, end=12, focus="what animal is there", num_frames=4)
+        # the focus carries the question's tag (if any), so distinct load-test runs are not served from one cache entry
+        tag = " ".join(re.findall(r"#\d+", question))
+        return tool_call("observe", video=2, start=5, end=12, focus=f"what animal is there {tag}".strip(), num_frames=4)
     if done == 1:
         return tool_call("listen", video=2, start=5, end=12)
     return tool_call("answer", answer="B")
