@@ -112,7 +112,12 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=5.0)
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="serve-load-"))
+    with tempfile.TemporaryDirectory(prefix="serve-load-") as folder:
+        run(Path(folder), args)
+
+
+def run(work: Path, args: argparse.Namespace) -> None:
+    """Render the videos into `work`, start the server on them and measure."""
     _, episode, _ = render_facts(work)
     media = work / "media"
     media.mkdir()

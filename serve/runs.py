@@ -65,6 +65,16 @@ def finished(response: AnswerResponse, result: EpisodeResult | None, status: str
     )
 
 
+def _scrubbed(step: Step, episode: Episode) -> Step:
+    """The step with the server's file paths (perception errors name them) replaced by the request's video names."""
+    texts = {"observation": step.observation, "error": step.error}
+    for ref in episode.videos:
+        for key, text in texts.items():
+            if text and ref.path:
+                texts[key] = text.replace(ref.path, ref.name)
+    return step.model_copy(update=texts)
+
+
 class Run:
     """One agent run: its stored response, a stop flag and the events a stream reads."""
 
@@ -177,6 +187,7 @@ class RunService:
 
         def on_step(step: Step) -> None:
             nonlocal index
+            step = _scrubbed(step, episode)
             self.metrics.observe_step(step)
             if step.kind == "tool" and step.tool == "observe" and self.settings.thumbnails:
                 frames = observed_frames(self.perception, episode, step.arguments, self.settings.thumbnails)
@@ -197,6 +208,7 @@ class RunService:
             if run.stop.is_set():
                 raise RunStopped(run.stop_status)
             result = self.agent(max_turns).run(episode, on_step=on_step)
+            result.steps = [_scrubbed(step, episode) for step in result.steps]
             status = "success" if result.answer is not None else "error"
             errors = [s.error for s in result.steps if s.error]
             detail = f" ({errors[-1][:300]})" if errors else ""

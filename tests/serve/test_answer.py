@@ -4,6 +4,7 @@ uploads, cancellation, failures and the queue."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 
@@ -162,3 +163,39 @@ def test_health_ready_and_metrics(client):
     ):
         assert name in text
     assert 'route="/answer"' in text
+
+
+def test_timeout_returns_the_partial_trace(client, server):
+    settings = server.app.state.settings
+    old, settings.request_timeout = settings.request_timeout, 1.0
+    try:
+        started = time.time()
+        body = client.post("/answer", json={**BODY, "question": "slow: which video?", "max_turns": 6}).json()
+        took = time.time() - started
+    finally:
+        settings.request_timeout = old
+    assert body["status"] == "timeout" and body["answer"] is None and "time limit" in body["message"]
+    assert 1 <= len(body["steps"]) < 6 and took < 5
+    deadline = time.time() + 10  # the worker stops at its next step and stores the same outcome
+    while client.get(f"/traces/{body['trace_id']}").json()["status"] == "running" and time.time() < deadline:
+        time.sleep(0.2)
+    assert client.get(f"/traces/{body['trace_id']}").json()["status"] == "timeout"
+
+
+def test_perception_failure_is_recorded_and_names_no_server_path(client, media):
+    shutil.copy(media / "dog.mp4", media / "gone.mp4")
+    body = {**BODY, "question": "slow: which video?", "videos": [{"path": "gone.mp4"}], "max_turns": 3}
+    with client.stream("POST", "/answer/stream", json=body) as response:
+        events = []
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                events.append(line[6:].strip())
+                if events.count("step") == 1:
+                    (media / "gone.mp4").unlink()  # the file goes away mid-run: the next observe fails
+            elif line.startswith("data:") and events[-1] in ("answer", "error"):
+                final = json.loads(line[5:])
+    kinds = [step["kind"] for step in final["steps"]]
+    assert events[-1] == "error" and final["status"] == "error" and kinds[:2] == ["tool", "tool_error"]
+    failed = final["steps"][1]
+    assert "gone.mp4" in failed["error"] and str(media) not in json.dumps(final)
+    assert client.get(f"/traces/{final['trace_id']}/view").status_code == 200
