@@ -18,14 +18,20 @@ from serve.settings import load_settings
 
 
 def step_line(index: int, step: Step) -> str:
-    """One step for the terminal: turn, call and the first line of what came back."""
+    """One step for the terminal: turn, call (long arguments cut) and the first line of what came back."""
     if step.tool is None:
         return f"[red]{step.turn + 1:>2} {step.kind}: {step.error}[/]"
-    args = ", ".join(f"{k}={v!r}" for k, v in step.arguments.items())
-    seen = (step.error or step.observation or "").strip().splitlines()
-    shown = seen[0][:140] + (f" (+{len(seen) - 1} lines)" if len(seen) > 1 else "") if seen else ""
+    args = ", ".join(f"{k}={_cut(repr(v), 60)}" for k, v in step.arguments.items())
     seconds = step.policy_seconds + step.tool_seconds
-    return f"{step.turn + 1:>2} [bold]{step.tool}[/]({args}) [dim]{seconds:.1f} s[/]\n   {shown}"
+    line = f"{step.turn + 1:>2} [bold]{step.tool}[/]({args}) [dim]{seconds:.1f} s[/]"
+    seen = (step.error or step.observation or "").strip().splitlines()
+    if seen:
+        line += f"\n   {_cut(seen[0], 140)}" + (f" [dim](+{len(seen) - 1} lines)[/]" if len(seen) > 1 else "")
+    return line
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def ask(
