@@ -26,7 +26,7 @@ from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
 from agentcvr.trace import EpisodeResult, Step
 from serve.errors import ApiError
 from serve.metrics import Metrics
-from serve.schemas import AnswerResponse, Timings, TraceStep
+from serve.schemas import AnswerResponse, StepOut, Timings, TraceStep
 from serve.settings import Settings
 from serve.store import TraceStore
 from serve.thumbnails import observed_frames
@@ -51,7 +51,7 @@ class SerialPolicy:
 
 def finished(response: AnswerResponse, result: EpisodeResult | None, status: str, message: str | None) -> None:
     """Fill in a response's outcome and timings from its steps."""
-    steps = result.steps if result is not None else response.steps
+    steps = [StepOut.of(step) for step in result.steps] if result is not None else response.steps
     response.steps, response.status = list(steps), status  # type: ignore[assignment]
     response.answer = result.answer if result is not None and status == "success" else None
     response.turns = result.turns if result is not None else len({s.turn for s in steps})
@@ -193,9 +193,10 @@ class RunService:
                 frames = observed_frames(self.perception, episode, step.arguments, self.settings.thumbnails)
                 if frames:
                     self.store.add_frames(response.trace_id, index, int(step.arguments["video"]), frames)
-            response.steps.append(step)
-            self.store.append_step(response.trace_id, step)
-            run.emit("step", TraceStep(index=index, step=step))
+            shown = StepOut.of(step)
+            response.steps.append(shown)
+            self.store.append_step(response.trace_id, shown)
+            run.emit("step", TraceStep(index=index, step=shown))
             index += 1
             if time.time() > deadline:
                 run.stop_status = "timeout"

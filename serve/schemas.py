@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -57,19 +57,44 @@ class AnswerRequest(BaseModel):
         return options
 
 
+class StepOut(BaseModel):
+    """One step of a run as the API shows it (kept apart from the core `Step`, so the contract is explicit)."""
+
+    turn: int = Field(description="Policy turn, from 0; a turn with several tool calls gives several steps.")
+    kind: Literal["tool", "answer", "format_error", "policy_error", "tool_error"] = Field(
+        description="tool: a call that returned; answer: the final answer; format_error: output the parser refused; "
+        "policy_error: the master failed; tool_error: perception failed (the master was told)."
+    )
+    tool: str | None = Field(default=None, description="observe, listen or answer.")
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="The call's arguments, e.g. {video, start, end, focus, num_frames}."
+    )
+    observation: str | None = Field(default=None, description="What the tool returned to the master.")
+    error: str | None = Field(default=None, description="What went wrong, for the error kinds.")
+    raw: str | None = Field(default=None, description="The master's raw output when it could not be parsed.")
+    policy_seconds: float = Field(default=0.0, description="Seconds the master took for this turn.")
+    tool_seconds: float = Field(default=0.0, description="Seconds perception took for this call.")
+    prompt_tokens: int = Field(default=0, description="Prompt tokens of this turn.")
+    completion_tokens: int = Field(default=0, description="Completion tokens of this turn.")
+
+    @classmethod
+    def of(cls, step: Step) -> StepOut:
+        return cls(**{name: getattr(step, name) for name in cls.model_fields})
+
+
 class TraceStep(BaseModel):
     """One step of the run: the action, what came back, timings (s) and tokens."""
 
-    index: int = Field(description="Position in the trace, from 0; the SSE event id of this step.")
-    step: Step
+    index: int = Field(description="Position in the trace, from 0; the SSE event id of this step is index + 1.")
+    step: StepOut
 
 
 class Timings(BaseModel):
     total_seconds: float = Field(description="Wall time of the run.")
     policy_seconds: float = Field(description="Time spent in the master policy.")
     tool_seconds: float = Field(description="Time spent in perception (observe/listen).")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int = Field(default=0, description="Prompt tokens over all turns.")
+    completion_tokens: int = Field(default=0, description="Completion tokens over all turns.")
 
 
 class AnswerResponse(BaseModel):
@@ -84,7 +109,7 @@ class AnswerResponse(BaseModel):
     options: list[str] = Field(default_factory=list)
     videos: list[str] = Field(description="The videos as the request named them (upload names for uploads).")
     turns: int = 0
-    steps: list[Step] = Field(default_factory=list, description="Every step: action, observation, error, timings.")
+    steps: list[StepOut] = Field(default_factory=list, description="Every step: action, observation, error, timings.")
     timings: Timings
     created: float = Field(description="Unix time the run started.")
 

@@ -11,8 +11,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from agentcvr.trace import Step
-from serve.schemas import AnswerResponse
+from serve.schemas import AnswerResponse, StepOut
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (id TEXT PRIMARY KEY, created REAL, status TEXT, body TEXT NOT NULL);
@@ -40,7 +39,7 @@ class TraceStore:
                 (response.trace_id, response.created, response.status, response.model_dump_json()),
             )
 
-    def append_step(self, trace_id: str, step: Step) -> None:
+    def append_step(self, trace_id: str, step: StepOut) -> None:
         """Add one step to a running trace (read, extend, write under the lock: steps of one run come in order)."""
         with self._lock:
             row = self._db.execute("SELECT body FROM traces WHERE id = ?", (trace_id,)).fetchone()
