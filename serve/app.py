@@ -22,6 +22,16 @@ from serve.workers import load_service
 log = logging.getLogger("agentcvr.serve")
 
 
+class _Wrap:
+    """`app.add_middleware` takes a class: this one applies a function `ASGIApp -> ASGIApp`."""
+
+    def __init__(self, app, wrap):
+        self.app = wrap(app)
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     metrics = Metrics()
@@ -43,7 +53,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings, app.state.metrics, app.state.ready = settings, metrics, False
     errors.install(app)
-    app.middleware("http")(metrics.middleware)  # outermost: counts the error responses too
+    app.add_middleware(_Wrap, wrap=errors.catch_all)
+    app.add_middleware(_Wrap, wrap=metrics.middleware)  # outermost: counts the error responses too
     app.include_router(answer.router)
     app.include_router(traces.router)
     app.include_router(health.router)

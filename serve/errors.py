@@ -8,8 +8,9 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("agentcvr.serve")
 
@@ -61,12 +62,26 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(error.status_code, "http_error")
         return error_response(error.status_code, code, str(error.detail), getattr(error, "headers", None))
 
-    @app.middleware("http")
-    async def _unexpected(request: Request, call_next) -> Response:
-        # Caught here rather than by an Exception handler, which Starlette re-raises (a stack trace in the log).
+
+def catch_all(app: ASGIApp) -> ASGIApp:
+    """Pure ASGI: an unexpected exception becomes a 500 in the one error shape, logged by type only (an Exception
+    handler would be re-raised by Starlette, a stack trace in the log; a BaseHTTPMiddleware hides disconnects)."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def sent(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            return await call_next(request)
+            await app(scope, receive, sent)
         except Exception as error:
-            route = getattr(request.scope.get("route"), "path", "?")
-            log.error("unexpected %s on %s %s", type(error).__name__, request.method, route)
-            return error_response(500, "internal_error", "the server failed on this request; it keeps serving")
+            route = getattr(scope.get("route"), "path", "?")
+            log.error("unexpected %s on %s %s", type(error).__name__, scope.get("method", ""), route)
+            if scope["type"] == "http" and not started:
+                response = error_response(500, "internal_error", "the server failed on this request; it keeps serving")
+                await response(scope, receive, send)
+
+    return guarded

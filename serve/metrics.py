@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 
-from fastapi import Request, Response
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcvr.trace import Step
 
@@ -38,12 +37,27 @@ class Metrics:
         if step.tool in ("observe", "listen"):
             self.perception_seconds.labels(step.tool).observe(step.tool_seconds)
 
-    async def middleware(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        """Count and time every request by its route template (never the raw path: ids would explode the labels)."""
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        name = getattr(route, "path", "unmatched")
-        self.requests.labels(name, str(response.status_code)).inc()
-        self.latency.labels(name).observe(time.perf_counter() - started)
-        return response
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        """Pure ASGI (a BaseHTTPMiddleware would hide client disconnects from the handlers): count and time every
+        request by its route template (never the raw path: ids would explode the labels)."""
+
+        async def timed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            started, status = time.perf_counter(), 500
+
+            async def sent(message: Message) -> None:
+                nonlocal status
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                await send(message)
+
+            try:
+                await app(scope, receive, sent)
+            finally:
+                route = getattr(scope.get("route"), "path", "unmatched")
+                self.requests.labels(route, str(status)).inc()
+                self.latency.labels(route).observe(time.perf_counter() - started)
+
+        return timed

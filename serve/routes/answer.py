@@ -5,10 +5,11 @@ Both take the same body, JSON (`AnswerRequest`) or multipart with the same field
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from serve import deps
@@ -17,6 +18,7 @@ from serve.requests import Prepared, read_request
 from serve.runs import Run, RunService
 from serve.schemas import AnswerRequest, AnswerResponse, ErrorBody, Timings
 
+DISCONNECT_POLL = 0.5  # s between checks that a blocking client is still there
 router = APIRouter(dependencies=[Depends(deps.api_key)], tags=["answer"])
 
 _MULTIPART = {
@@ -94,14 +96,22 @@ async def started_run(request: Request, service: RunService = Depends(deps.servi
     openapi_extra=BODY,
     summary="Answer a question over 1-8 videos",
 )
-async def answer(run: Run = Depends(started_run), service: RunService = Depends(deps.service)) -> AnswerResponse:
+async def answer(
+    request: Request, run: Run = Depends(started_run), service: RunService = Depends(deps.service)
+) -> AnswerResponse:
     """Run the agent to its end and return the answer with the whole trace. `status` is `success`, `error` (no
     answer; `message` says why, the partial trace is kept) or `timeout`.
 
     Example: `curl -s localhost:8000/answer -H 'content-type: application/json'
     -d '{"question": "Which video shows a dog?", "options": ["A. Video 1", "B. Video 2"],
     "videos": [{"path": "cat.mp4"}, {"path": "dog.mp4"}]}'`"""
-    return await service.wait(run)
+    waiting = asyncio.ensure_future(service.wait(run))
+    while not (await asyncio.wait({waiting}, timeout=DISCONNECT_POLL))[0]:
+        if await request.is_disconnected():  # the client gave up: free its slot at the run's next step
+            run.stop.set()
+            waiting.cancel()
+            return Response(status_code=499)  # nobody reads it; nginx's code for "client closed request"
+    return waiting.result()
 
 
 @router.post(

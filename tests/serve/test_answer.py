@@ -199,3 +199,21 @@ def test_perception_failure_is_recorded_and_names_no_server_path(client, media):
     failed = final["steps"][1]
     assert "gone.mp4" in failed["error"] and str(media) not in json.dumps(final)
     assert client.get(f"/traces/{final['trace_id']}/view").status_code == 200
+
+
+def test_blocking_client_that_gives_up_cancels_its_run(client, server):
+    slow = {**BODY, "question": "slow: which video? #gone", "max_turns": 6}
+    with httpx.Client(base_url=server.url, timeout=1.0) as impatient:
+        try:
+            impatient.post("/answer", json=slow)
+        except httpx.ReadTimeout:
+            pass
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        traces = server.app.state.service.store._db.execute(
+            "SELECT status FROM traces WHERE body LIKE '%#gone%' ORDER BY created DESC LIMIT 1"
+        ).fetchone()
+        if traces and traces[0] != "running":
+            break
+        time.sleep(0.2)
+    assert traces[0] == "cancelled"

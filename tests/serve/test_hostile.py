@@ -105,3 +105,23 @@ def test_server_still_answers_after_the_hostile_list(client):
     assert client.get("/healthz").status_code == 200
     response = client.post("/answer", json=body())
     assert response.status_code == 200 and response.json()["answer"] == "B"
+
+
+def test_an_unexpected_failure_is_a_500_in_the_error_shape(caplog):
+    import asyncio
+
+    import httpx
+
+    from serve.errors import catch_all
+
+    async def broken(scope, receive, send):
+        raise RuntimeError("secret detail /srv/private/path")
+
+    async def call():
+        transport = httpx.ASGITransport(app=catch_all(broken))
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            return await http.get("/anything")
+
+    response = asyncio.run(call())
+    assert response.status_code == 500 and response.json()["code"] == "internal_error"
+    assert "secret" not in response.text and "secret" not in caplog.text and "RuntimeError" in caplog.text
