@@ -4,7 +4,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := ffmpeg espeak-ng tesseract-ocr tesseract-ocr-eng
+APT_PACKAGES := ffmpeg espeak-ng tesseract-ocr tesseract-ocr-eng chromium
 export OMP_NUM_THREADS ?= 1
 
 .PHONY: setup system-packages models demo test lint

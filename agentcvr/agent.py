@@ -12,6 +12,7 @@ perception workers. The loop never raises on model misbehaviour: it ends with an
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -196,7 +197,9 @@ class Agent:
         self.policy, self.perception, self.limits = policy, perception, limits or Limits()
         self.graph = build_graph()
 
-    def run(self, episode: Episode) -> EpisodeResult:
+    def run(self, episode: Episode, on_step: Callable[[Step], None] | None = None) -> EpisodeResult:
+        """Run one episode; `on_step` sees each step as soon as it is recorded (a server streams them, and may raise
+        from it to stop the run between steps)."""
         state: AgentState = {
             "messages": prompts.initial_messages(episode, self.policy.protocol, self.limits.max_turns),  # type: ignore[arg-type]
             "steps": [],
@@ -210,7 +213,14 @@ class Agent:
         context = AgentContext(episode=episode, policy=self.policy, perception=self.perception, limits=self.limits)
         # Each turn visits at most two nodes; recoveries add one each. The turn counter ends the loop first.
         limit = 2 * (self.limits.max_turns + self.limits.max_recoveries) + 4
-        final = self.graph.invoke(state, context=context, config={"recursion_limit": limit})
+        final, seen = state, 0
+        for final in self.graph.stream(state, context=context, config={"recursion_limit": limit}, stream_mode="values"):
+            # a tool node replaces its turn's placeholder step: only steps before the last are final until it runs
+            done = final["steps"] if final["pending"] is None else final["steps"][:-1]
+            for step in done[seen:]:
+                if on_step is not None:
+                    on_step(step)
+            seen = max(seen, len(done))
         return EpisodeResult(
             episode_id=episode.id,
             task=episode.task,

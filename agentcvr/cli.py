@@ -6,6 +6,7 @@
     agentcvr train-sim --preset cpu-tiny
     agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
+    agentcvr serve --media-root videos/                # POST /answer; agentcvr ask "QUESTION" a.mp4 b.mp4
     agentcvr report runs/a.jsonl runs/b.jsonl
 
 Every command has --help. Heavy modules are imported inside the commands that need them.
@@ -182,12 +183,15 @@ def _register_commands() -> None:
     from eval.crossvid.synth import synth_command
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
+    from serve.cli import ask_command, serve_command
     from train.cli import train_sim
     from train.methods.curate_cli import curate_command
 
     app.command("train-sim")(train_sim)
     app.command("curate-videos")(curate_command)
     app.command("render")(render_command)
+    app.command("serve")(serve_command)
+    app.command("ask")(ask_command)
     eval_app.command("fidelity")(fidelity_command)
     eval_app.command("crossvid")(crossvid_command)
     eval_app.command("report")(report_command)

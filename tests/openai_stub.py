@@ -23,6 +23,7 @@ class OpenAIStub:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self._replies: list[tuple[int, Reply]] = []
+        self._always: Callable[[dict], str] | None = None
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -47,6 +48,10 @@ class OpenAIStub:
         """Queue a reply computed from the request body: `handler(request) -> content`."""
         self._replies.append((200, lambda request: _completion({"role": "assistant", "content": handler(request)})))
 
+    def always(self, handler: Callable[[dict], str]) -> None:
+        """Answer every request that finds no queued reply with `handler(request) -> content` (servers, load)."""
+        self._always = handler
+
     def fail(self, status: int = 500) -> None:
         self._replies.append((status, {"error": {"message": "stub failure", "type": "server_error"}}))
 
@@ -57,7 +62,9 @@ class OpenAIStub:
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 stub.requests.append({"path": self.path, **body})
-                if not self.path.endswith("/chat/completions") or not stub._replies:
+                if self.path.endswith("/chat/completions") and not stub._replies and stub._always is not None:
+                    status, payload = 200, _completion({"role": "assistant", "content": stub._always(body)})
+                elif not self.path.endswith("/chat/completions") or not stub._replies:
                     status, payload = 500, {"error": {"message": f"no reply queued for {self.path}"}}
                 else:
                     status, reply = stub._replies.pop(0)
