@@ -31,7 +31,7 @@ def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) ->
     return RandomPolicy(seed=seed)
 
 
-def _gguf_policy(arg: str, scan: bool) -> Policy:
+def _gguf_policy(arg: str, scan: bool, threads: int | None = None) -> Policy:
     from agentcvr.models import DEFAULT_MASTER, ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
@@ -39,17 +39,17 @@ def _gguf_policy(arg: str, scan: bool) -> Policy:
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    return GGUFPolicy(path, scan=scan)
+    return GGUFPolicy(path, scan=scan, threads=threads)
 
 
-def _gguf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _gguf(arg: str, scripts: Mapping[str, Script], threads: int | None = None, **_: Any) -> Policy:
     """Scans every video whole on its first turn, then zooms in or listens, then answers."""
-    return _gguf_policy(arg, scan=True)
+    return _gguf_policy(arg, scan=True, threads=threads)
 
 
-def _gguf_free(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _gguf_free(arg: str, scripts: Mapping[str, Script], threads: int | None = None, **_: Any) -> Policy:
     """Chooses every call itself (times optional): the zero-shot protocol as published."""
-    return _gguf_policy(arg, scan=False)
+    return _gguf_policy(arg, scan=False, threads=threads)
 
 
 def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:

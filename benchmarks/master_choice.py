@@ -51,9 +51,13 @@ def main() -> int:
     parser.add_argument("--env", default="sim", choices=["sim", "real"])
     parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --env real")
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
     args = parser.parse_args()
 
-    scripts = {s.id: s for s in generate("all", args.n, args.seed) if not args.task or s.task in args.task}
+    # Index-major order (episode 0 of every kind, then episode 1, ...): a run stopped early is balanced over kinds.
+    generated = generate("all", args.n, args.seed)
+    generated.sort(key=lambda s: (int(s.id.rsplit("-", 1)[1]), TASK_ORDER.index(s.task)))
+    scripts = {s.id: s for s in generated if not args.task or s.task in args.task}
     episodes = [s.episode() for s in scripts.values()]
     if args.env == "real":
         if args.videos is None:
@@ -65,7 +69,8 @@ def main() -> int:
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
-        agent = Agent(make_policy(spec, scripts), perception, Limits(max_turns=args.max_turns))
+        options = {"threads": args.threads} if spec.startswith("gguf") else {}
+        agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
         out = args.work / args.env / f"{spec.replace(':', '_').replace('/', '_')}.jsonl"
         console.print(f"[bold]{spec}[/] -> {out}")
         columns[spec] = run_episodes(agent.run, episodes, out=out, console=console)

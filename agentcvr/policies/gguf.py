@@ -25,10 +25,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
-from agentcvr.policies.json_protocol import Times, scan_schema, turn_schema
+from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_schema, turn_schema
+from agentcvr.policies.option_vote import vote
 from agentcvr.prompts import FORCE_ANSWER, RECOVER
 from agentcvr.protocols import PolicyOutput
 
@@ -87,6 +89,7 @@ class GGUFPolicy:
         scan: bool = False,
         recovery_temperature: float = 0.8,
         resamples: int = 3,
+        answer_orders: int = 1,
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
@@ -97,6 +100,8 @@ class GGUFPolicy:
         # Whether the first turn is a whole-video observe of every video (the model writes the focus), then free.
         self.scan = scan
         self.recovery_temperature, self.resamples = recovery_temperature, resamples
+        # A multiple-choice answer is asked again with the options in this many orders, and voted (1: as chosen).
+        self.answer_orders = answer_orders
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
         self.context_chars = 3 * (n_ctx - max_tokens)
@@ -163,11 +168,50 @@ class GGUFPolicy:
                 break
         usage = response.get("usage", {})
         self.timings.append(response.get("timings", {}))
-        return PolicyOutput(
+        output = PolicyOutput(
             content=content,
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
+        if self.answer_orders > 1 and episode.task in LETTER_TASKS and len(episode.options) > 1:
+            output = self._voted(output, fitted, episode)
+        return output
+
+    def _voted(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
+        """An answer turn with its letter replaced by the vote over option orders (the thought says so)."""
+        parsed = parse_turn(output.content or "", None, episode)
+        if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
+            return output
+        reports = [
+            m["content"]
+            for m in messages[2:]
+            if m["role"] in ("user", "tool")
+            and m["content"] != ELIDED
+            and not _starts(m, _RECOVER_PREFIX)
+            and not _starts(m, _FORCE_PREFIX)
+        ]
+        before = len(self.timings)
+        result = vote(episode, reports, self.choose_letter, self.answer_orders)
+        reply = json.loads(output.content or "{}")
+        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}]".strip()
+        reply["final_answer"] = result.letter
+        asked = self.timings[before:]
+        return PolicyOutput(
+            content=json.dumps(reply),
+            prompt_tokens=output.prompt_tokens + sum(t.get("prompt_n", 0) for t in asked),
+            completion_tokens=output.completion_tokens + sum(t.get("predicted_n", 0) for t in asked),
+        )
+
+    def choose_letter(self, messages: list[dict], count: int) -> str:
+        """The letter (of `count` options) the model picks for a reading prompt, greedy."""
+        letters = " | ".join(f'"{chr(ord("A") + i)}"' for i in range(count))
+        request = {"messages": messages, "max_tokens": 2, "temperature": 0.0, "cache_prompt": True}
+        response = completion(self.server, {**request, "grammar": f"root ::= {letters}"})
+        self.timings.append(response.get("timings", {}))
+        letter = (response["choices"][0]["message"].get("content") or "").strip()
+        if len(letter) != 1 or not 0 <= ord(letter) - ord("A") < count:
+            raise RuntimeError(f"llama.cpp ignored the letter grammar: {letter!r}")
+        return letter
 
 
 ELIDED = "[older observation elided to fit the context]"

@@ -134,3 +134,22 @@ def test_a_scanning_master_first_looks_at_every_video_whole(policy, umbrella_scr
     assert isinstance(turn, ParsedTurn)
     assert [(a.tool, a.video, a.start, a.end) for a in turn.actions] == [("observe", 1, 0, 60), ("observe", 2, 0, 60)]
     assert turn.actions[0].focus  # the focus is the model's own words
+
+
+def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umbrella_script, monkeypatch):
+    monkeypatch.setattr(policy, "answer_orders", 4)
+    episode = umbrella_script.episode()
+    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter.")}
+    report = {
+        "role": "user",
+        "content": "Result of observe on video 2 [0-60 s]:\n[25.0s - 35.0s] The woman opens a red umbrella.",
+    }
+    before = len(policy.timings)
+    output = policy.act([*initial_messages(episode, "json", 4), report, forced], episode)
+    answer = json.loads(output.content)
+    assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
+    assert "options asked in 4 orders" in answer["thought"] and answer["thought"].endswith(
+        f"-> {answer['final_answer']}]"
+    )
+    assert len(policy.timings) == before + 5  # the turn, then one reading per order
+    assert policy.timings[-1]["cache_n"] > 0  # the reports are read once: later orders reuse them from the KV cache
