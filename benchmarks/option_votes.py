@@ -7,8 +7,9 @@ For every multiple-choice episode (`gen-scripts` seed 11, the master-choice epis
 would have read: `scan` = the simulator's answer to a whole-video observe of every video with the question as the
 focus (what the default master's first turn gets), `expert` = the scripted expert's targeted looks. The model then
 answers the reading prompt of `agentcvr.policies.option_vote` with the options rotated into every order. The first
-order is the baseline (the options as given, one question: what the master does without votes), measured in the same
-run as the vote over all orders. Prints accuracy per task kind, the letters chosen, and seconds per episode.
+order's most probable letter is the baseline (the options as given, one question: what the master does without votes),
+measured in the same run as the vote (the option of highest mean probability over all orders). Prints accuracy per
+task kind, the letters chosen, and seconds per episode.
 Results go to `<work>/<looks>_<model>.jsonl`; a rerun resumes.
 """
 
@@ -82,9 +83,10 @@ def main() -> int:
             for script in track(todo, description=f"{len(done)} done before"):
                 started = time.perf_counter()
                 result = vote(
-                    script.episode(), reports(script, args.looks, simulator), policy.choose_letter, args.orders
+                    script.episode(), reports(script, args.looks, simulator), policy.letter_probabilities, args.orders
                 )
                 row = {"id": script.id, "task": script.task, "gold": script.answer, "ballots": result.ballots}
+                row["scores"] = [round(p, 4) for p in result.scores]
                 row |= {"voted": result.letter, "seconds": time.perf_counter() - started}
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()

@@ -21,6 +21,7 @@ message.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,7 @@ class GGUFPolicy:
             and not _starts(m, _FORCE_PREFIX)
         ]
         before = len(self.timings)
-        result = vote(episode, reports, self.choose_letter, self.answer_orders)
+        result = vote(episode, reports, self.letter_probabilities, self.answer_orders)
         reply = json.loads(output.content or "{}")
         reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}]".strip()
         reply["final_answer"] = result.letter
@@ -202,16 +203,21 @@ class GGUFPolicy:
             completion_tokens=output.completion_tokens + sum(t.get("predicted_n", 0) for t in asked),
         )
 
-    def choose_letter(self, messages: list[dict], count: int) -> str:
-        """The letter (of `count` options) the model picks for a reading prompt, greedy."""
-        letters = " | ".join(f'"{chr(ord("A") + i)}"' for i in range(count))
-        request = {"messages": messages, "max_tokens": 2, "temperature": 0.0, "cache_prompt": True}
-        response = completion(self.server, {**request, "grammar": f"root ::= {letters}"})
+    def letter_probabilities(self, messages: list[dict], count: int) -> list[float]:
+        """The model's next-token probabilities of the letters A.. of `count` options, renormalized over them."""
+        request = {"messages": messages, "max_tokens": 1, "temperature": 0.0, "cache_prompt": True}
+        request |= {"logprobs": True, "top_logprobs": 20}
+        response = completion(self.server, request)
         self.timings.append(response.get("timings", {}))
-        letter = (response["choices"][0]["message"].get("content") or "").strip()
-        if len(letter) != 1 or not 0 <= ord(letter) - ord("A") < count:
-            raise RuntimeError(f"llama.cpp ignored the letter grammar: {letter!r}")
-        return letter
+        top = response["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        mass = [0.0] * count
+        for entry in top:  # "A" and " A" are different tokens of the same letter
+            token = entry["token"].strip()
+            if len(token) == 1 and 0 <= ord(token) - ord("A") < count:
+                mass[ord(token) - ord("A")] += math.exp(entry["logprob"])
+        floor = math.exp(min(entry["logprob"] for entry in top) - 1.0)  # outside the top 20: below all of them
+        weights = [m or floor for m in mass]
+        return [w / sum(weights) for w in weights]
 
 
 ELIDED = "[older observation elided to fit the context]"

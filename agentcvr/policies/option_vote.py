@@ -1,16 +1,16 @@
 """Answer a multiple-choice question from the agents' reports, asking with the options in several orders.
 
 Small models prefer a letter whatever the question (`../shared/notes/offline-models.md`: the 0.5B answers "B" every
-time, the 1.5B leans to "A"). Asking again with the options rotated and voting on the option *content* cancels that
-preference: the selection bias of "Large Language Models Are Not Robust Multiple Choice Selectors" (Zheng et al.,
-ICLR 2024), whose permutation remedy this is. The reading prompt puts the reports first and the question with its
-options last, so the rotations share the reports as a prompt prefix and llama.cpp's cache reads them once.
+time, the 1.5B leans to "A"): the selection bias of "Large Language Models Are Not Robust Multiple Choice Selectors"
+(Zheng et al., ICLR 2024). Their remedy, used here: ask with the options in every cyclic order and average the
+probability the model gives each option's *content*; a preference for a slot then adds the same to every option.
+The reading prompt puts the reports first and the question with its options last, so the orders share the reports as
+a prompt prefix and llama.cpp's cache reads them once.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,8 +22,8 @@ READER_SYSTEM = (
 )
 _LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")
 
-# Ask one reading prompt with options shown in this order; return the letter the model chose (A, B, ...).
-Ask = Callable[[list[dict], int], str]
+# Ask one reading prompt showing `count` options; return the model's probability for each slot's letter (A, B, ...).
+Ask = Callable[[list[dict], int], list[float]]
 
 
 def option_texts(options: Sequence[str]) -> list[str]:
@@ -50,21 +50,33 @@ def reading_messages(episode: Episode, reports: Sequence[str], order: Sequence[i
 
 @dataclass(frozen=True)
 class Vote:
-    """The chosen option (original letter) and what each order said, for the trace."""
+    """The chosen option (original letter), each order's own choice and the averaged probabilities, for the trace."""
 
     letter: str
-    ballots: tuple[str, ...]  # original letters, one per order
+    ballots: tuple[str, ...]  # original letters, the most probable in each order
+    scores: tuple[float, ...]  # per original option: mean probability over the orders
 
     def summary(self) -> str:
-        return f"options asked in {len(self.ballots)} orders; votes {' '.join(self.ballots)} -> {self.letter}"
+        best = self.scores[ord(self.letter) - ord("A")]
+        chosen = " ".join(self.ballots)
+        return f"options asked in {len(self.ballots)} orders, chose {chosen}; mean p {best:.2f} -> {self.letter}"
 
 
 def vote(episode: Episode, reports: Sequence[str], ask: Ask, orders: int) -> Vote:
-    """Majority of the original options chosen over the rotations; a tie goes to the option chosen first."""
+    """The option of highest mean probability over the rotations; a tie goes to the first order's choice."""
+    count = len(episode.options)
+    scores = [0.0] * count
     ballots = []
-    for order in rotations(len(episode.options), orders):
-        letter = ask(reading_messages(episode, reports, order), len(order))
-        ballots.append(chr(ord("A") + order[ord(letter) - ord("A")]))
-    counts = Counter(ballots)
-    best = max(counts.values())
-    return Vote(next(b for b in ballots if counts[b] == best), tuple(ballots))
+    rotated = rotations(count, orders)
+    for order in rotated:
+        probabilities = ask(reading_messages(episode, reports, order), count)
+        for slot, index in enumerate(order):
+            scores[index] += probabilities[slot] / len(rotated)
+        ballots.append(_letter(order[max(range(count), key=lambda slot: probabilities[slot])]))
+    first = ord(ballots[0]) - ord("A")
+    best = max(range(count), key=lambda index: (round(scores[index], 9), index == first))
+    return Vote(_letter(best), tuple(ballots), tuple(scores))
+
+
+def _letter(index: int) -> str:
+    return chr(ord("A") + index)

@@ -28,20 +28,32 @@ def test_the_reading_prompt_relabels_the_rotated_options_and_ends_with_the_quest
     assert option_texts(["A) x", "B. y", "no label"]) == ["x", "y", "no label"]
 
 
-def test_votes_count_option_content_not_letters():
-    episode = _episode(OPTIONS)
+def _slot_probabilities(messages: list[dict], wanted: str, weight: float) -> list[float]:
+    """A reader that gives `weight` to the slot showing `wanted` and spreads the rest."""
+    shown = messages[-1]["content"].split("Options:\n")[1].splitlines()[:-1]
+    rest = (1 - weight) / (len(shown) - 1)
+    return [weight if line.endswith(wanted) else rest for line in shown]
 
-    def likes_both(messages: list[dict], count: int) -> str:  # a reader that finds "Both videos" wherever it is
-        shown = messages[-1]["content"].split("Options:\n")[1].splitlines()
-        return next(line[0] for line in shown if line.endswith("Both videos"))
 
-    result = vote(episode, [], likes_both, 4)
+def test_the_vote_follows_content_wherever_it_is_shown():
+    result = vote(_episode(OPTIONS), [], lambda messages, count: _slot_probabilities(messages, "Both videos", 0.7), 4)
     assert result.letter == "C" and result.ballots == ("C", "C", "C", "C")
+    assert abs(result.scores[2] - 0.7) < 1e-9 and abs(sum(result.scores) - 1) < 1e-9
 
-    def always_a(messages: list[dict], count: int) -> str:
-        return "A"
 
-    biased = vote(episode, [], always_a, 4)
-    assert biased.ballots == ("A", "B", "C", "D")  # the letter preference spreads over the options...
-    assert biased.letter == "A"  # ...and a full tie goes to the first order's choice
-    assert "4 orders" in biased.summary()
+def test_a_preference_for_a_slot_cancels_and_a_weak_content_signal_decides():
+    def slot_a_biased(messages: list[dict], count: int) -> list[float]:
+        content = _slot_probabilities(messages, "Neither video", 0.3)  # a weak preference for the right content
+        bias = [0.6, 0.2, 0.1, 0.1]  # and a strong one for the first slot
+        joint = [c * b for c, b in zip(content, bias, strict=True)]
+        return [j / sum(joint) for j in joint]
+
+    result = vote(_episode(OPTIONS), [], slot_a_biased, 4)
+    assert result.ballots[0] == "A"  # asked once, the slot preference wins...
+    assert result.letter == "D"  # ...averaged over every order, the content does
+    assert "4 orders" in result.summary() and result.summary().endswith("-> D")
+
+
+def test_a_tie_goes_to_the_first_orders_choice():
+    result = vote(_episode(OPTIONS), [], lambda messages, count: [0.25] * count, 4)
+    assert result.letter == "A"
