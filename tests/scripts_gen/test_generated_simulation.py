@@ -3,6 +3,7 @@ outside the queried video and interval, and the indexed lookup answers exactly l
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from functools import cache
@@ -14,7 +15,7 @@ from agentcvr.tasks import TASK_ORDER
 from scripts_gen.checks import missing_evidence
 from scripts_gen.generate import generate
 from scripts_gen.schema import Event, Script
-from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, words
+from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, terms
 
 LINE = re.compile(r"^\[(\d+\.\d)s? - (\d+\.\d)s?\]:? (.*)$")
 
@@ -86,8 +87,16 @@ def _plain_scan(script: Script, query: Observe | Listen, max_events: int = 8) ->
     if isinstance(query, Listen):
         return [e.speech for e in sorted(hits, key=lambda e: (e.start, e.end)) if e.speech]
     if len(hits) > max_events:
-        focus = words(query.focus)
-        hits = sorted(hits, key=lambda e: (-len(focus & words(e.visual)), e.start))[:max_events]
+        video = script.videos[query.video - 1].events
+        focus = terms(query.focus)
+
+        def relevance(event: Event) -> float:  # shared focus terms, each weighted by its rarity in the video
+            shared = focus & terms(event.visual)
+            return round(
+                sum(math.log(1 + len(video) / sum(term in terms(e.visual) for e in video)) for term in shared), 9
+            )
+
+        hits = sorted(hits, key=lambda e: (-relevance(e), e.start))[:max_events]
     return [e.visual for e in sorted(hits, key=lambda e: (e.start, e.end))]
 
 

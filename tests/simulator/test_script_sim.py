@@ -47,6 +47,24 @@ def test_ranking_keeps_the_events_most_relevant_to_the_focus_in_time_order():
     assert lines == sorted(lines, key=lambda line: float(line[1:].split("s")[0]))
 
 
+def test_ranking_weighs_rare_words_and_matches_word_forms():
+    """A drone view names obj_5 in every line: the focus words that single out the evidence are the rare ones."""
+    events = [
+        Event(start=2 * i, end=2 * i + 2, visual=f"obj_5 (person in a green coat) waits, frame {i}.") for i in range(30)
+    ]
+    events[21] = Event(start=42, end=44, visual="A cyclist in a red jacket overtakes obj_5.")
+    events[7] = Event(start=14, end=16, visual="A cyclist in a black jacket overtakes obj_5.")
+    script = Script(
+        id="u", task="MOC", question="?", answer="A", videos=[VideoScript(index=1, duration=60, events=events)]
+    )
+    sim = ScriptSimulator({"u": script}, max_events=2)
+    text = sim.observe(script.episode(), Observe(video=1, start=0, end=60, focus="How many cyclists overtake obj_5?"))
+    assert text.splitlines() == [
+        "[14.0s - 16.0s] A cyclist in a black jacket overtakes obj_5.",
+        "[42.0s - 44.0s] A cyclist in a red jacket overtakes obj_5.",
+    ]
+
+
 def test_noise_is_deterministic_and_changes_the_text(pet_script):
     noise = Noise(seed=1, jitter_seconds=1.0, paraphrase_probability=1.0)
     noisy = ScriptSimulator({pet_script.id: pet_script}, noise=noise)
