@@ -31,7 +31,7 @@ def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) ->
     return RandomPolicy(seed=seed)
 
 
-def _gguf_policy(arg: str, scan: bool, threads: int | None = None) -> Policy:
+def _gguf_policy(arg: str, scan: bool, threads: int | None = None, answer_orders: int | None = None) -> Policy:
     from agentcvr.models import DEFAULT_MASTER, ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
@@ -39,17 +39,18 @@ def _gguf_policy(arg: str, scan: bool, threads: int | None = None) -> Policy:
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    return GGUFPolicy(path, scan=scan, threads=threads)
+    votes = {} if answer_orders is None else {"answer_orders": answer_orders}
+    return GGUFPolicy(path, scan=scan, threads=threads, **votes)
 
 
-def _gguf(arg: str, scripts: Mapping[str, Script], threads: int | None = None, **_: Any) -> Policy:
+def _gguf(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
     """Scans every video whole on its first turn, then zooms in or listens, then answers."""
-    return _gguf_policy(arg, scan=True, threads=threads)
+    return _gguf_policy(arg, scan=True, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
 
 
-def _gguf_free(arg: str, scripts: Mapping[str, Script], threads: int | None = None, **_: Any) -> Policy:
+def _gguf_free(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
     """Chooses every call itself (times optional): the zero-shot protocol as published."""
-    return _gguf_policy(arg, scan=False, threads=threads)
+    return _gguf_policy(arg, scan=False, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
 
 
 def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:

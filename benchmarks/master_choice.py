@@ -52,6 +52,7 @@ def main() -> int:
     parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --env real")
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
     parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
+    parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
     args = parser.parse_args()
 
     # Index-major order (episode 0 of every kind, then episode 1, ...): a run stopped early is balanced over kinds.
@@ -69,11 +70,14 @@ def main() -> int:
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
-        options = {"threads": args.threads} if spec.startswith("gguf") else {}
+        options = {"threads": args.threads, "answer_orders": args.answer_orders} if spec.startswith("gguf") else {}
         agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
-        out = args.work / args.env / f"{spec.replace(':', '_').replace('/', '_')}.jsonl"
-        console.print(f"[bold]{spec}[/] -> {out}")
-        columns[spec] = run_episodes(agent.run, episodes, out=out, console=console)
+        name = (
+            spec if args.answer_orders is None or not spec.startswith("gguf") else f"{spec}_orders{args.answer_orders}"
+        )
+        out = args.work / args.env / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
+        console.print(f"[bold]{name}[/] -> {out}")
+        columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
     console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, {len(episodes)} episodes"))
     return 0
 
