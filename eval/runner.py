@@ -19,6 +19,7 @@ from rich.table import Table
 from agentcvr.episode import Episode
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
+from eval.jsonl import end_torn_line
 
 
 class ScoredResult(BaseModel):
@@ -69,7 +70,7 @@ def run_episodes(
     todo = [e for e in episodes if e.id not in done]
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
-        _end_torn_line(out)
+        end_torn_line(out)
     columns = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -91,17 +92,6 @@ def run_episodes(
             success = sum(item.official for item in done.values()) / len(done)
             progress.update(bar, advance=1, description=f"{before} success {100 * success:.0f}%")
     return [done[e.id] for e in episodes if e.id in done]
-
-
-def _end_torn_line(path: Path) -> None:
-    """After a crash mid-write the file may end without a newline; start the next record on a line of its own."""
-    if path.exists() and path.stat().st_size:
-        with path.open("rb") as handle:
-            handle.seek(-1, 2)
-            torn = handle.read(1) != b"\n"
-        if torn:
-            with path.open("a") as handle:
-                handle.write("\n")
 
 
 def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from eval.jsonl import end_torn_line
+
 
 class JudgeRecord(BaseModel):
     """The CCQA judge's call: its raw reply, or the error that stopped it (the official scorer never retries)."""
@@ -67,7 +69,7 @@ class PredictionLog:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        _end_torn_line(path)
+        end_torn_line(path)
         self._handle = path.open("a")
 
     def append(self, record: Prediction, sync: bool = False) -> None:
@@ -78,13 +80,3 @@ class PredictionLog:
 
     def close(self) -> None:
         self._handle.close()
-
-
-def _end_torn_line(path: Path) -> None:
-    if path.exists() and path.stat().st_size:
-        with path.open("rb") as handle:
-            handle.seek(-1, 2)
-            torn = handle.read(1) != b"\n"
-        if torn:
-            with path.open("a") as handle:
-                handle.write("\n")
