@@ -32,7 +32,7 @@ from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
-from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_schema, turn_schema
+from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
 from agentcvr.policies.option_vote import vote
 from agentcvr.prompts import FORCE_ANSWER, RECOVER
 from agentcvr.protocols import PolicyOutput
@@ -100,7 +100,7 @@ class GGUFPolicy:
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).
         self.min_calls = min_calls
-        # Whether the first turn is a whole-video observe of every video (the model writes the focus), then free.
+        # Whether the first turn is a whole-video observe of every video (`scan_turn`), before the model's own turns.
         self.scan = scan
         self.recovery_temperature, self.resamples = recovery_temperature, resamples
         # A multiple-choice answer is asked again with the options in this many orders and voted (1: as the turn chose):
@@ -121,13 +121,10 @@ class GGUFPolicy:
         answer_only: bool = False,
         tools_only: bool = False,
         times: Times = "optional",
-        scan: bool = False,
     ) -> str:
         """The grammar of one turn for this episode (built once per distinct schema)."""
         schema = turn_schema(episode, self.thought_chars, self.focus_chars, times=times)
-        if scan:
-            schema = scan_schema(episode, self.thought_chars, self.focus_chars)
-        elif answer_only:
+        if answer_only:
             schema = schema["anyOf"][-1]
         elif tools_only:
             schema = {**schema, "anyOf": schema["anyOf"][:-1]}
@@ -143,6 +140,8 @@ class GGUFPolicy:
         fitted, elided = fit_context(messages, self.context_chars, elided)
         self._elided[episode.id] = (len(messages), elided)
         turns = sum(m["role"] == "assistant" for m in messages)
+        if self.scan and turns == 0:
+            return PolicyOutput(content=scan_turn(episode))
         recoveries = sum(_starts(m, _RECOVER_PREFIX) for m in messages)
         recovering = _starts(messages[-1], _RECOVER_PREFIX) if messages else False
         grammar = self.grammar(
@@ -152,7 +151,6 @@ class GGUFPolicy:
             # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
             # rejected turn (usually an impossible interval) whole videos only
             times="required" if self.scan else "none" if recovering else "optional",
-            scan=self.scan and turns == 0,
         )
         # Greedy decoding repeats itself: the rejected output after a re-prompt, the same call turn after turn. An
         # output that repeats an earlier turn's calls is sampled again (new seed per attempt): until it differs after
