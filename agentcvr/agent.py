@@ -87,12 +87,14 @@ def _policy_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
                 kind="answer",
                 tool="answer",
                 arguments=action_arguments(first),
+                thought=parsed.thought or None,
                 policy_seconds=seconds,
                 **tokens,
             )
         )
         return {**update, "messages": messages, "steps": steps, "answer": first.answer}
-    steps.append(Step(turn=turn, kind="tool", policy_seconds=seconds, **tokens))  # filled in by the tool node
+    template = Step(turn=turn, kind="tool", thought=parsed.thought or None, policy_seconds=seconds, **tokens)
+    steps.append(template)  # filled in by the tool node
     return {**update, "messages": messages, "steps": steps, "pending": parsed}
 
 
@@ -120,6 +122,7 @@ def _tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
                     "observation": observation,
                     "error": error,
                     "tool_seconds": time.perf_counter() - started,
+                    "thought": template.thought if first else None,
                     "policy_seconds": template.policy_seconds if first else 0.0,
                     "prompt_tokens": template.prompt_tokens if first else 0,
                     "completion_tokens": template.completion_tokens if first else 0,

@@ -19,6 +19,9 @@ class Step(BaseModel):
     observation: str | None = None
     error: str | None = None
     raw: str | None = Field(default=None, description="The policy's raw output when it could not be parsed.")
+    thought: str | None = Field(
+        default=None, description="The policy's stated reason for this turn, if its protocol has one."
+    )
     policy_seconds: float = 0.0
     tool_seconds: float = 0.0
     prompt_tokens: int = 0

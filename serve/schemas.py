@@ -72,6 +72,7 @@ class StepOut(BaseModel):
     observation: str | None = Field(default=None, description="What the tool returned to the master.")
     error: str | None = Field(default=None, description="What went wrong, for the error kinds.")
     raw: str | None = Field(default=None, description="The master's raw output when it could not be parsed.")
+    thought: str | None = Field(default=None, description="The master's stated reason for this turn, if it gave one.")
     policy_seconds: float = Field(default=0.0, description="Seconds the master took for this turn.")
     tool_seconds: float = Field(default=0.0, description="Seconds perception took for this call.")
     prompt_tokens: int = Field(default=0, description="Prompt tokens of this turn.")

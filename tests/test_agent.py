@@ -56,6 +56,24 @@ def test_three_formats_drive_the_graph_to_an_answer(fmt, protocol, pet_script, s
     assert all(step.tool_seconds >= 0 for step in result.steps)
 
 
+def test_the_trace_keeps_each_turns_thought_once(pet_script, simulator):
+    target = {"video_index": 1, "start_time": 0, "end_time": 30}
+    observe_both = {"observation_targets": [target, {**target, "video_index": 2}], "focus_prompt": "pets"}
+    policy = ScriptedPolicy(
+        [
+            json.dumps({"action": "observe", "thought": "look at both", "params": observe_both}),
+            published("answer", {"answer": "B"}),
+        ],
+        protocol="json",
+    )
+    result = Agent(policy, simulator).run(pet_script.episode())
+    assert [(step.tool, step.thought) for step in result.steps] == [
+        ("observe", "look at both"),
+        ("observe", None),  # the same turn's second call
+        ("answer", "done"),
+    ]
+
+
 def test_openai_tool_results_carry_the_call_id(pet_script, simulator):
     policy = ScriptedPolicy(
         [tool_calls("listen", {"video": 1, "start": 0, "end": 30}), tool_calls("answer", {"answer": "A"})]

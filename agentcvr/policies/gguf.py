@@ -196,7 +196,8 @@ class GGUFPolicy:
         before = len(self.timings)
         result = vote(episode, reports, self.letter_probabilities, self.answer_orders)
         reply = json.loads(output.content or "{}")
-        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}]".strip()
+        own = reply.get("final_answer")
+        reply["thought"] = f"{reply.get('thought', '')} [turn chose {own}; {result.summary()}]".strip()
         reply["final_answer"] = result.letter
         asked = self.timings[before:]
         return PolicyOutput(
