@@ -28,7 +28,7 @@ from agentcvr.agent import Agent  # noqa: E402
 from agentcvr.components import make_perception, make_policy  # noqa: E402
 from agentcvr.protocols import Limits  # noqa: E402
 from agentcvr.tasks import TASK_ORDER  # noqa: E402
-from eval.runner import ScoredResult, run_episodes  # noqa: E402
+from eval.runner import ScoredResult, load_results, run_episodes  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 
 DEFAULT_POLICIES = [
@@ -53,6 +53,7 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
     parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
     parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
+    parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
     # Index-major order (episode 0 of every kind, then episode 1, ...): a run stopped early is balanced over kinds.
@@ -66,19 +67,23 @@ def main() -> int:
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, args.videos)
-    perception = make_perception(args.env, scripts)
+    perception = None if args.table_only else make_perception(args.env, scripts)
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
-        options = {"threads": args.threads, "answer_orders": args.answer_orders} if spec.startswith("gguf") else {}
-        agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
         name = (
             spec if args.answer_orders is None or not spec.startswith("gguf") else f"{spec}_orders{args.answer_orders}"
         )
         out = args.work / args.env / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
+        if args.table_only:
+            done = load_results(out) if out.exists() else {}
+            columns[name] = [done[e.id] for e in episodes if e.id in done]
+            continue
+        options = {"threads": args.threads, "answer_orders": args.answer_orders} if spec.startswith("gguf") else {}
+        agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
         console.print(f"[bold]{name}[/] -> {out}")
         columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
-    console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, {len(episodes)} episodes"))
+    console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
 
 
