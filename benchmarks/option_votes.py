@@ -1,15 +1,14 @@
-"""Does asking with the options in several orders make the embedded master read better? The answer step alone.
+"""Does asking again with the options in other orders make the embedded master answer better? The answer step alone.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/option_votes.py --n 5                 # scan reports, 1.5B
     .venv/bin/python benchmarks/option_votes.py --n 5 --looks expert --model qwen2.5-coder-0.5b
 
-For every multiple-choice episode (`gen-scripts` seed 11, the master-choice episodes) the reports are what a master
-would have read: `scan` = the simulator's answer to a whole-video observe of every video with the question as the
-focus (what the default master's first turn gets), `expert` = the scripted expert's targeted looks. The model then
-answers the reading prompt of `agentcvr.policies.option_vote` with the options rotated into every order. The first
-order's most probable letter is the baseline (the options as given, one question: what the master does without votes),
-measured in the same run as the vote (the option of highest mean probability over all orders). Prints accuracy per
-task kind, the letters chosen, and seconds per episode.
+For every multiple-choice episode (`gen-scripts` seed 11, the master-choice episodes) the master's conversation is
+built as the loop would have built it up to the turn limit: `scan` = the default master's first turn (a whole-video
+observe of every video, `scan_turn`) and the simulator's reports; `expert` = the scripted expert's targeted looks and
+their reports. Then the forced-answer prompt, and the GGUF policy answers with `answer_orders` re-asks. Its thought
+names every order's answer, so one run gives both the turn's own answer (the baseline: what the master does without
+votes) and the majority. Prints accuracy per task kind, the letters the turn chose, and seconds per episode.
 Results go to `<work>/<looks>_<model>.jsonl`; a rerun resumes.
 """
 
@@ -18,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -30,29 +30,49 @@ from rich.console import Console  # noqa: E402
 from rich.progress import track  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agentcvr.actions import Listen, Observe  # noqa: E402
+from agentcvr.actions import Observe  # noqa: E402
 from agentcvr.models import DEFAULT_MASTER, ensure_model  # noqa: E402
+from agentcvr.parsing import ParseError, parse_turn  # noqa: E402
 from agentcvr.policies.expert import plan  # noqa: E402
-from agentcvr.policies.json_protocol import LETTER_TASKS  # noqa: E402
-from agentcvr.policies.option_vote import vote  # noqa: E402
-from agentcvr.tasks import TASK_ORDER  # noqa: E402
+from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn  # noqa: E402
+from agentcvr.prompts import FORCE_ANSWER, initial_messages  # noqa: E402
+from agentcvr.tasks import TASK_ORDER, get_task  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 from scripts_gen.schema import Script  # noqa: E402
 from simulator.script_sim import ScriptSimulator  # noqa: E402
 
+BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) ->")
 
-def reports(script: Script, looks: str, simulator: ScriptSimulator) -> list[str]:
-    """What the master would have read before answering, with the headers the loop writes."""
+
+def conversation(script: Script, looks: str, simulator: ScriptSimulator, max_turns: int) -> list[dict]:
+    """The messages the loop would hold at the turn limit after these looks (JSON protocol)."""
     episode = script.episode()
+    messages = initial_messages(episode, "json", max_turns)
     if looks == "scan":
-        calls = [Observe(video=v.index, start=0, end=v.duration, focus=script.question) for v in episode.videos]
+        turns = [scan_turn(episode)]
     else:
-        calls = [Observe(**v.arguments) if v.tool == "observe" else Listen(**v.arguments) for v in plan(script)]
-    texts = []
-    for call in calls:
-        text = simulator.observe(episode, call) if isinstance(call, Observe) else simulator.listen(episode, call)
-        texts.append(f"Result of {call.tool} on video {call.video} [{call.start:g}-{call.end:g} s]:\n{text}")
-    return texts
+        turns = [_published(visit.tool, visit.arguments) for visit in plan(script)]
+    for content in turns:
+        messages.append({"role": "assistant", "content": content})
+        turn = parse_turn(content, None, episode)
+        assert not isinstance(turn, ParseError), turn
+        for call in turn.actions:
+            text = simulator.observe(episode, call) if isinstance(call, Observe) else simulator.listen(episode, call)
+            header = f"Result of {call.tool} on video {call.video} [{call.start:g}-{call.end:g} s]:"
+            messages.append({"role": "user", "content": f"{header}\n{text}"})
+    answer_format = get_task(episode.task).answer_format
+    return [*messages, {"role": "user", "content": FORCE_ANSWER.format(answer_format=answer_format)}]
+
+
+def _published(tool: str, arguments: dict) -> str:
+    times = {"start_time": arguments["start"], "end_time": arguments["end"]}
+    if tool == "listen":
+        return json.dumps(
+            {"action": "get_caption", "thought": "listen", "params": {"video_index": arguments["video"], **times}}
+        )
+    target = {"video_index": arguments["video"], **times}
+    params = {"observation_targets": [target], "focus_prompt": arguments["focus"] or "what happens"}
+    return json.dumps({"action": "observe", "thought": "look", "params": params})
 
 
 def main() -> int:
@@ -62,7 +82,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--looks", choices=["scan", "expert"], default="scan")
     parser.add_argument("--model", default=DEFAULT_MASTER, help="embedded model name or .gguf path")
-    parser.add_argument("--orders", type=int, default=4, help="option orders asked (cyclic shifts)")
+    parser.add_argument("--orders", type=int, default=4, help="option orders asked (the own answer + re-asks)")
+    parser.add_argument("--max-turns", type=int, default=10, help="turn limit the system prompt states")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 
@@ -77,17 +98,16 @@ def main() -> int:
     todo = [s for s in scripts if s.id not in done]
     if todo:
         model = Path(args.model) if args.model.endswith(".gguf") else ensure_model(args.model)
-        policy = GGUFPolicy(model, threads=args.threads)
+        policy = GGUFPolicy(model, threads=args.threads, answer_orders=args.orders)
         simulator = ScriptSimulator({s.id: s for s in scripts})
         with out.open("a") as sink:
             for script in track(todo, description=f"{len(done)} done before"):
                 started = time.perf_counter()
-                result = vote(
-                    script.episode(), reports(script, args.looks, simulator), policy.letter_probabilities, args.orders
-                )
-                row = {"id": script.id, "task": script.task, "gold": script.answer, "ballots": result.ballots}
-                row["scores"] = [round(p, 4) for p in result.scores]
-                row |= {"voted": result.letter, "seconds": time.perf_counter() - started}
+                messages = conversation(script, args.looks, simulator, args.max_turns)
+                reply = json.loads(policy.act(messages, script.episode()).content or "{}")
+                ballots = BALLOTS.search(reply["thought"]).group(1).split()  # type: ignore[union-attr]
+                row = {"id": script.id, "task": script.task, "gold": script.answer, "ballots": ballots}
+                row |= {"voted": reply["final_answer"], "seconds": time.perf_counter() - started}
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
                 done[script.id] = row
@@ -97,10 +117,10 @@ def main() -> int:
 
 
 def votes_table(rows: list[dict], title: str) -> Table:
-    """Accuracy of the first order (baseline) and of the vote, per task kind and overall."""
+    """Accuracy of the turn's own answer (baseline) and of the vote, per task kind and overall."""
     table = Table(title=title)
-    for name in ["task", "n", "as given %", "voted %", "letters as given", "s/episode"]:
-        table.add_column(name, justify="left" if name in ("task", "letters as given") else "right")
+    for name in ["task", "n", "own answer %", "voted %", "own letters", "s/episode"]:
+        table.add_column(name, justify="left" if name in ("task", "own letters") else "right")
     tasks = [t for t in TASK_ORDER if any(r["task"] == t for r in rows)]
     for task in [*tasks, "all"]:
         group = [r for r in rows if task in ("all", r["task"])]

@@ -2,8 +2,8 @@
 
 It speaks the published AgentCVR JSON protocol (one object per turn, `prompts.SYSTEM_JSON`), decoded under a grammar
 built from `json_protocol.turn_schema(episode)`, so even a 0.5B model emits actions the parser accepts. A
-multiple-choice answer is then asked again from the reports with the options in several orders and voted
-(`option_vote`), which cancels the small model's preference for a letter.
+multiple-choice answer is then asked again with the options in other orders and the majority taken (`option_vote`),
+against the small model's preference for a letter.
 
 Speed on a 2-core machine comes from three things:
 - the schema goes to llguidance directly with compact separators (`{"action": "observe", ...}` on one line) rather
@@ -23,7 +23,6 @@ message.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from agentcvr.episode import Episode
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
-from agentcvr.policies.option_vote import vote
+from agentcvr.policies.option_vote import reask_message, vote
 from agentcvr.prompts import FORCE_ANSWER, RECOVER
 from agentcvr.protocols import PolicyOutput
 
@@ -103,9 +102,8 @@ class GGUFPolicy:
         # Whether the first turn is a whole-video observe of every video (`scan_turn`), before the model's own turns.
         self.scan = scan
         self.recovery_temperature, self.resamples = recovery_temperature, resamples
-        # A multiple-choice answer is asked again with the options in this many orders and voted (1: as the turn chose):
-        # the 1.5B, reading its scan's reports, is right 14 % of the time asked once, 29 % voted over 4 orders
-        # (`benchmarks/option_votes.py`).
+        # A multiple-choice answer is asked again with the options in this many orders, and the majority wins
+        # (1: the turn's own answer stands); `benchmarks/option_votes.py` measures both on the same episodes.
         self.answer_orders = answer_orders
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
@@ -181,23 +179,26 @@ class GGUFPolicy:
         return output
 
     def _voted(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
-        """An answer turn with its letter replaced by the vote over option orders (the thought says so)."""
+        """An answer turn whose letter is the majority over re-asks in rotated option orders (the thought says so)."""
         parsed = parse_turn(output.content or "", None, episode)
         if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
             return output
-        reports = [
-            m["content"]
-            for m in messages[2:]
-            if m["role"] in ("user", "tool")
-            and m["content"] != ELIDED
-            and not _starts(m, _RECOVER_PREFIX)
-            and not _starts(m, _FORCE_PREFIX)
-        ]
         before = len(self.timings)
-        result = vote(episode, reports, self.letter_probabilities, self.answer_orders)
+        grammar = self.grammar(episode, answer_only=True)
+
+        def ask(order: list[int]) -> str:
+            request = {"messages": [*messages, reask_message(episode, order)], "max_tokens": self.max_tokens}
+            request |= {"temperature": 0.0, "cache_prompt": True, "grammar": grammar}
+            response = completion(self.server, request)
+            self.timings.append(response.get("timings", {}))
+            again = parse_turn(response["choices"][0]["message"].get("content") or "", None, episode)
+            if isinstance(again, ParseError) or not isinstance(again.actions[0], Answer):
+                raise RuntimeError(f"llama.cpp ignored the answer grammar: {again}")
+            return again.actions[0].answer
+
         reply = json.loads(output.content or "{}")
-        own = reply.get("final_answer")
-        reply["thought"] = f"{reply.get('thought', '')} [turn chose {own}; {result.summary()}]".strip()
+        result = vote(episode, parsed.actions[0].answer, ask, self.answer_orders)
+        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}]".strip()
         reply["final_answer"] = result.letter
         asked = self.timings[before:]
         return PolicyOutput(
@@ -205,22 +206,6 @@ class GGUFPolicy:
             prompt_tokens=output.prompt_tokens + sum(t.get("prompt_n", 0) for t in asked),
             completion_tokens=output.completion_tokens + sum(t.get("predicted_n", 0) for t in asked),
         )
-
-    def letter_probabilities(self, messages: list[dict], count: int) -> list[float]:
-        """The model's next-token probabilities of the letters A.. of `count` options, renormalized over them."""
-        request = {"messages": messages, "max_tokens": 1, "temperature": 0.0, "cache_prompt": True}
-        request |= {"logprobs": True, "top_logprobs": 20}
-        response = completion(self.server, request)
-        self.timings.append(response.get("timings", {}))
-        top = response["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-        mass = [0.0] * count
-        for entry in top:  # "A" and " A" are different tokens of the same letter
-            token = entry["token"].strip()
-            if len(token) == 1 and 0 <= ord(token) - ord("A") < count:
-                mass[ord(token) - ord("A")] += math.exp(entry["logprob"])
-        floor = math.exp(min(entry["logprob"] for entry in top) - 1.0)  # outside the top 20: below all of them
-        weights = [m or floor for m in mass]
-        return [w / sum(weights) for w in weights]
 
 
 ELIDED = "[older observation elided to fit the context]"
