@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -26,11 +27,13 @@ from rich.table import Table  # noqa: E402
 
 from agentcvr.agent import Agent  # noqa: E402
 from agentcvr.components import make_perception, make_policy  # noqa: E402
+from agentcvr.episode import Episode  # noqa: E402
 from agentcvr.protocols import Limits  # noqa: E402
 from agentcvr.tasks import TASK_ORDER  # noqa: E402
-from eval.runner import ScoredResult, load_results, run_episodes  # noqa: E402
+from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 
+BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) -> [A-Z]\]")
 DEFAULT_POLICIES = [
     "expert",
     "random",
@@ -83,8 +86,27 @@ def main() -> int:
         agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
         console.print(f"[bold]{name}[/] -> {out}")
         columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
+    by_id = {e.id: e for e in episodes}
+    for name, rows in list(columns.items()):
+        if any(_ballots(row) for row in rows):  # a voting master: its turn's own answers are in the same trace
+            columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.result.episode_id]) for row in rows]
     console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
+
+
+def _ballots(row: ScoredResult) -> list[str]:
+    """The answers a voting master got in each option order (its own first), from its last thought."""
+    thought = row.result.steps[-1].thought if row.result.steps else None
+    found = BALLOTS.search(thought or "")
+    return found.group(1).split() if found else []
+
+
+def _own_answer(row: ScoredResult, episode: Episode) -> ScoredResult:
+    """The episode as it would have ended without the vote: the turn's own answer, scored again."""
+    ballots = _ballots(row)
+    if not ballots:
+        return row
+    return score(row.result.model_copy(update={"answer": ballots[0]}), episode)
 
 
 def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:

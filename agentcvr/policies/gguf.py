@@ -1,9 +1,9 @@
 """The embedded default master: a GGUF model run in-process by llama.cpp (`xllamacpp`), on CPU, offline.
 
 It speaks the published AgentCVR JSON protocol (one object per turn, `prompts.SYSTEM_JSON`), decoded under a grammar
-built from `json_protocol.turn_schema(episode)`, so even a 0.5B model emits actions the parser accepts. A
-multiple-choice answer is then asked again with the options in other orders and the majority taken (`option_vote`),
-against the small model's preference for a letter.
+built from `json_protocol.turn_schema(episode)`, so even a 0.5B model emits actions the parser accepts. With
+`answer_orders > 1` a multiple-choice answer is asked again with the options in other orders and the majority taken
+(`option_vote`); measured, it does not beat the turn's own answer, so it is off by default.
 
 Speed on a 2-core machine comes from three things:
 - the schema goes to llguidance directly with compact separators (`{"action": "observe", ...}` on one line) rather
@@ -91,7 +91,7 @@ class GGUFPolicy:
         scan: bool = False,
         recovery_temperature: float = 0.8,
         resamples: int = 3,
-        answer_orders: int = 4,
+        answer_orders: int = 1,
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
@@ -102,8 +102,10 @@ class GGUFPolicy:
         # Whether the first turn is a whole-video observe of every video (`scan_turn`), before the model's own turns.
         self.scan = scan
         self.recovery_temperature, self.resamples = recovery_temperature, resamples
-        # A multiple-choice answer is asked again with the options in this many orders, and the majority wins
-        # (1: the turn's own answer stands); `benchmarks/option_votes.py` measures both on the same episodes.
+        # A multiple-choice answer asked again with the options in this many orders, the majority winning; off (1) by
+        # default: measured on the same episodes it lost to the turn's own answer (`benchmarks/master_choice.py`
+        # prints both rows), because the original option list stays in the conversation and the model carries its
+        # preference for a slot of that list through every re-ask.
         self.answer_orders = answer_orders
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
