@@ -112,8 +112,16 @@ class Agent:
     def run(self, episode: Episode, on_step: Callable[[Step], None] | None = None) -> EpisodeResult:
         """Run one episode; `on_step` sees each step as soon as it is recorded (a server streams them, and may raise
         from it to stop the run between steps)."""
+        return self.converse(episode, on_step)[0]
+
+    def converse(
+        self, episode: Episode, on_step: Callable[[Step], None] | None = None, messages: list[dict] | None = None
+    ) -> tuple[EpisodeResult, list[dict]]:
+        """Run one episode and return its conversation too (the warm start trains on it). `messages` replaces the
+        episode's first messages (a training prompt with a hint appended)."""
+        rules = EpisodeRules(episode, self.perception, self.limits, self.policy.protocol)
         state: AgentState = {
-            "messages": EpisodeRules(episode, self.perception, self.limits, self.policy.protocol).initial_messages(),
+            "messages": list(messages) if messages is not None else rules.initial_messages(),
             "steps": [],
             "turns": 0,
             "recoveries": 0,
@@ -133,7 +141,7 @@ class Agent:
                 if on_step is not None:
                     on_step(step)
             seen = max(seen, len(done))
-        return EpisodeResult(
+        result = EpisodeResult(
             episode_id=episode.id,
             task=episode.task,
             answer=final["answer"],
@@ -142,3 +150,4 @@ class Agent:
             steps=final["steps"],
             forced=final["forced"] and final["answer"] is not None,
         )
+        return result, final["messages"]

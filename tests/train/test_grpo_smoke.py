@@ -1,5 +1,6 @@
-"""A few real GRPO steps of the tiny policy in the simulator environment (seconds): the loss is finite, tool calls
-happen and reach the simulator, tool-result tokens are masked out of the loss, and the parameters move.
+"""A few real GRPO steps of the tiny policy, its rollouts run by the LangGraph agent over the simulator (seconds): the
+loss is finite, tool calls happen and reach the simulator, tool-result tokens are masked out of the loss, and the
+parameters move.
 
 Shrunk values, each commented; the real preset is train/presets/cpu-tiny.yaml.
 """
@@ -12,12 +13,12 @@ import random
 import pytest
 import torch
 
+from agentcvr.actions import tool_schemas
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits
 from scripts_gen.generate import generate
 from simulator.script_sim import ScriptSimulator
 from train.config import TrainConfig
-from train.environment import tool_schemas
 from train.pipeline import save_policy
 from train.sft import _collate, assistant_loss, encode
 from train.tiny_model import build_tiny_model
@@ -107,8 +108,7 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
 
     logs = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logs) == 2 and all(math.isfinite(row["loss"]) for row in logs)
-    assert sum(row["tools/call_frequency"] for row in logs) > 0  # the policy called tools
-    assert sum(row["episode/tool_calls"] for row in logs) > 0  # ... and they reached the simulator
+    assert sum(row["episode/tool_calls"] for row in logs) > 0  # the policy called tools and they reached the simulator
 
     batch = trainer.last_batch
     # TRL rendered the rollout prompt token for token as the warm start saw it (tool order, system block).
