@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+STEPS = 60  # full-batch SFT steps that memorize the two trajectories (as tests/train/conftest.py)
+
 
 class TimedPerception:
     """The simulator with the time spent in it counted."""
@@ -44,10 +46,12 @@ class TimedPerception:
 
 
 def tool_schemas() -> list[dict]:
-    try:  # main: the environment's docstring schemas
-        from train.environment import tool_schemas as schemas
-    except ImportError:  # one loop: the action models' schemas
+    # (ask for train.rollout, not train.environment: an editable install can resolve a module deleted here from main)
+    try:  # one loop: the action models' schemas
+        import train.rollout  # noqa: F401
         from agentcvr.actions import tool_schemas as schemas
+    except ImportError:  # main: the environment's docstring schemas
+        from train.environment import tool_schemas as schemas
     return schemas()
 
 
@@ -76,7 +80,7 @@ def warm_start(folder: Path):
     model = build_tiny_model(cfg, tokenizer)
     batch = _collate([encode(tokenizer, t) for t in texts], tokenizer.pad_token_id)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    for _ in range(60):
+    for _ in range(STEPS):
         loss, _ = assistant_loss(model, *batch)
         loss.backward()
         optimizer.step()
@@ -85,7 +89,7 @@ def warm_start(folder: Path):
     return scripts, limits
 
 
-def measure(batches: int) -> dict:
+def measure(batches: int, seed: int = 0) -> dict:
     from datasets import Dataset
 
     from simulator.script_sim import ScriptSimulator
@@ -114,9 +118,9 @@ def measure(batches: int) -> dict:
             Path(tmp) / "tb",
         )
         trainer.model.train()  # as inside trainer.train(): metrics go to "train"
-        random.seed(0)
-        torch.manual_seed(0)
-        episodes, turns, seconds = 0, 0.0, 0.0
+        random.seed(seed)
+        torch.manual_seed(seed)
+        episodes, turns, tokens, seconds = 0, 0.0, 0.0, 0.0
         for _ in range(batches):
             inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
             started = time.perf_counter()
@@ -124,12 +128,15 @@ def measure(batches: int) -> dict:
             seconds += time.perf_counter() - started
             episodes += len(inputs)
             turns += trainer._metrics["train"]["episode/turns"][-1] * len(inputs)
+            tokens += trainer._metrics["train"]["completions/mean_length"][-1] * len(inputs)  # sampled tokens only
     return {
         "episodes": episodes,
         "turns": turns,
         "seconds": seconds,
         "episodes_per_s": episodes / seconds,
         "turns_per_s": turns / seconds,
+        "sampled_tokens_per_s": tokens / seconds,
+        "tool_calls_per_episode": trainer._metrics["train"]["episode/tool_calls"][-1],
         "simulator_share": perception.seconds / seconds,
     }
 
@@ -137,16 +144,17 @@ def measure(batches: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=3, help="Generation batches of 8 episodes to time.")
+    parser.add_argument("--seed", type=int, default=0, help="Sampling seed of the rollouts.")
     parser.add_argument("--out", type=Path, help="Write the figures here (JSON).")
     parser.add_argument("--baseline", type=Path, help="Figures of a baseline run (JSON) to print ratios against.")
     args = parser.parse_args()
-    figures = measure(args.batches)
+    figures = measure(args.batches, args.seed)
     print(json.dumps(figures, indent=1))
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1))
     if args.baseline:
         base = json.loads(args.baseline.read_text())
-        for key in ("episodes_per_s", "turns_per_s", "simulator_share"):
+        for key in ("episodes_per_s", "turns_per_s", "sampled_tokens_per_s", "simulator_share"):
             print(f"{key}: {figures[key]:.4g} vs baseline {base[key]:.4g} (ratio {figures[key] / base[key]:.2f})")
 
 
