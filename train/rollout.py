@@ -9,14 +9,16 @@ chat template against a dummy turn and appended with env_mask 0. Sampled tokens 
 
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`) reach the reward
-functions as keyword lists. Episodes run one by one (turns are not batched across the episodes of a generation
-batch yet).
+functions as keyword lists. The episodes of a generation batch run together, one thread each: `TurnBatcher` holds
+each episode's next turn until every live episode has asked for one, then samples them as one left-padded batch.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -45,8 +47,10 @@ class TokenPolicy:
         top_k: int = 0,
         max_new_tokens: int = 128,
         max_completion_length: int = 768,
+        sampler: Callable[[list[int], int], Sample] | None = None,
     ):
         self.model, self.tokenizer, self.protocol = model, tokenizer, protocol
+        self.sampler = sampler  # None: sample this episode alone
         self.tools = tools if protocol == "tools" else None  # the JSON protocol describes its actions in the prompt
         self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
         self.max_new_tokens, self.max_completion_length = max_new_tokens, max_completion_length
@@ -85,7 +89,7 @@ class TokenPolicy:
         room = self.max_completion_length - len(self.completion_ids)
         if room <= 0:
             raise CompletionBudgetSpent(f"the completion reached {self.max_completion_length} tokens")
-        new, logprobs = self._sample(min(self.max_new_tokens, room))
+        new, logprobs = self._sample(self.prompt_ids + self.completion_ids, min(self.max_new_tokens, room))
         stopped = bool(new) and new[-1] == self.stop_id
         self._append(new, sampled=True, logprobs=logprobs)
         if not stopped:  # cut off mid-turn: the template's end-of-turn closes it (not trained on)
@@ -94,40 +98,98 @@ class TokenPolicy:
         text = self.tokenizer.decode(new[:-1] if stopped else new, skip_special_tokens=False)
         return PolicyOutput(content=text, prompt_tokens=len(self.prompt_ids), completion_tokens=len(new))
 
+    def _sample(self, ids: list[int], max_new_tokens: int) -> Sample:
+        if self.sampler is not None:
+            return self.sampler(ids, max_new_tokens)
+        sampling = sampling_kwargs(self.temperature, self.top_p, self.top_k)
+        return sample_batch(self.model, self.tokenizer, [ids], max_new_tokens, sampling)[0]
+
     def _append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
         self.completion_ids += ids
         self.env_mask += [int(sampled)] * len(ids)
         self.logprobs += logprobs if logprobs is not None else [0.0] * len(ids)
 
-    def _sample(self, max_new_tokens: int) -> tuple[list[int], list[float]]:
-        assert self.prompt_ids is not None
-        ids = torch.tensor([self.prompt_ids + self.completion_ids], device=self.model.device)
-        sampling: dict[str, Any] = {"do_sample": False}
-        if self.temperature > 0:
-            sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
-            sampling["top_k"] = self.top_k or None
-        was_training = self.model.training
-        self.model.eval()
+
+Sample = tuple[list[int], list[float]]  # the sampled ids (up to and with the stop token) and their log-probs
+
+
+def sample_batch(
+    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any]
+) -> list[Sample]:
+    """One turn for each token row, sampled as one left-padded batch; each row cut after its first stop token."""
+    width, pad, stop = max(len(r) for r in rows), tokenizer.pad_token_id, tokenizer.eos_token_id
+    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=model.device)
+    attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=model.device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model.generate(
+                input_ids=ids,
+                attention_mask=attention,
+                max_new_tokens=max_new_tokens,
+                eos_token_id=stop,
+                pad_token_id=pad,
+                output_scores=True,
+                return_dict_in_generate=True,
+                **sampling,
+            )
+    finally:
+        model.train(was_training)
+    samples = []
+    for b, row in enumerate(out.sequences[:, width:].tolist()):
+        end = row.index(stop) + 1 if stop in row else len(row)
+        logprobs = [torch.log_softmax(out.scores[t][b].float(), dim=-1)[row[t]].item() for t in range(end)]
+        samples.append((row[:end], logprobs))
+    return samples
+
+
+def sampling_kwargs(temperature: float, top_p: float = 1.0, top_k: int = 0) -> dict[str, Any]:
+    if temperature <= 0:
+        return {"do_sample": False}
+    return {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k or None}
+
+
+class TurnBatcher:
+    """Gathers the next turn of every live episode and samples them together (`sample(rows, max_new) -> samples`)."""
+
+    def __init__(self, sample: Callable[[list[list[int]], int], list[Sample]], live: int):
+        self.sample, self.live = sample, live
+        self._cond = threading.Condition()
+        self._pending: dict[int, tuple[list[int], int]] = {}
+        self._results: dict[int, Sample | BaseException] = {}
+        self.batches: list[int] = []  # the size of each sampled batch
+
+    def __call__(self, ids: list[int], max_new_tokens: int) -> Sample:
+        key = threading.get_ident()
+        with self._cond:
+            self._pending[key] = (ids, max_new_tokens)
+            self._run_if_ready()
+            while key not in self._results:
+                self._cond.wait()
+            result = self._results.pop(key)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def finished(self) -> None:
+        """An episode ended: the others no longer wait for it."""
+        with self._cond:
+            self.live -= 1
+            self._run_if_ready()
+
+    def _run_if_ready(self) -> None:
+        if not self._pending or len(self._pending) < self.live:
+            return
+        batch, self._pending = self._pending, {}
         try:
-            with torch.no_grad():
-                out = self.model.generate(
-                    input_ids=ids,
-                    attention_mask=torch.ones_like(ids),
-                    max_new_tokens=max_new_tokens,
-                    eos_token_id=self.stop_id,
-                    pad_token_id=self.tokenizer.pad_token_id,
-                    output_scores=True,
-                    return_dict_in_generate=True,
-                    **sampling,
-                )
-        finally:
-            self.model.train(was_training)
-        new = out.sequences[0, ids.shape[1] :].tolist()
-        logprobs = [
-            torch.log_softmax(scores[0].float(), dim=-1)[token].item()
-            for scores, token in zip(out.scores, new, strict=True)
-        ]
-        return new, logprobs
+            samples = self.sample([ids for ids, _ in batch.values()], max(n for _, n in batch.values()))
+            for (key, (_, n)), (new, logprobs) in zip(batch.items(), samples, strict=True):
+                self._results[key] = (new[:n], logprobs[:n])  # a row with less room keeps its first n tokens
+        except Exception as error:  # every waiting episode records the failure
+            self._results.update(dict.fromkeys(batch, error))
+        self.batches.append(len(batch))
+        self._cond.notify_all()
 
 
 class RolloutFunc:
@@ -145,7 +207,8 @@ class RolloutFunc:
     ):
         self.episodes, self.perception, self.limits = episodes, perception, limits
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
-        self.seconds = {"policy": 0.0, "simulator": 0.0, "total": 0.0}
+        self.seconds = {"simulator": 0.0, "total": 0.0}
+        self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
         self.episodes_run = self.turns_run = 0
 
     def __call__(self, prompts: list, trainer) -> dict[str, list]:
@@ -153,41 +216,52 @@ class RolloutFunc:
         if len(rows) != len(prompts):
             raise ValueError(f"{len(prompts)} prompts but {len(rows)} rows: batch_rows is stale")
         model = trainer.accelerator.unwrap_model(trainer.model)
-        args = trainer.args
-        out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
-        out.update(trace=[], episode=[])
+        tokenizer, args = trainer.processing_class, trainer.args
+        sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
+        batcher = TurnBatcher(lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling), live=len(rows))
+        episodes, policies = [], []
         for prompt, row in zip(prompts, rows, strict=True):
             episode = self.episodes[row["episode_id"]]
             expected = EpisodeRules(episode, self.perception, self.limits, self.protocol).initial_messages()
             if prompt[:1] != expected[:1]:  # the user message may carry a hint (train/methods/hints.py)
                 raise ValueError(f"the dataset prompt of {episode.id} is not for this agent ({self.protocol} protocol)")
-            policy = TokenPolicy(
-                model,
-                trainer.processing_class,
-                protocol=self.protocol,
-                tools=self.tools,
-                temperature=args.temperature,
-                top_p=args.top_p,
-                top_k=args.top_k or 0,
-                max_new_tokens=self.max_new_tokens,
-                max_completion_length=args.max_completion_length,
+            episodes.append(episode)
+            policies.append(
+                TokenPolicy(
+                    model,
+                    tokenizer,
+                    protocol=self.protocol,
+                    tools=self.tools,
+                    max_new_tokens=self.max_new_tokens,
+                    max_completion_length=args.max_completion_length,
+                    sampler=batcher,
+                )
             )
-            result = self.run(policy, episode, prompt)
-            out["prompt_ids"].append(policy.prompt_ids)
-            out["completion_ids"].append(policy.completion_ids)
-            out["logprobs"].append(policy.logprobs)
-            out["env_mask"].append(policy.env_mask)
-            out["trace"].append(result)
-            out["episode"].append(episode)
-        return out
+
+        def one(i: int):
+            try:
+                return self.run(policies[i], episodes[i], prompts[i])
+            finally:
+                batcher.finished()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=len(rows), thread_name_prefix="rollout") as pool:
+            results = list(pool.map(one, range(len(rows))))
+        self.seconds["total"] += time.perf_counter() - started
+        self.batch_sizes = batcher.batches
+        return {
+            "prompt_ids": [p.prompt_ids for p in policies],
+            "completion_ids": [p.completion_ids for p in policies],
+            "logprobs": [p.logprobs for p in policies],
+            "env_mask": [p.env_mask for p in policies],
+            "trace": results,
+            "episode": episodes,
+        }
 
     def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):
-        """One episode through the agent, with its time split into policy and simulator."""
-        started = time.perf_counter()
+        """One episode through the agent; the simulator's time is read from the trace."""
         result, _ = Agent(policy, self.perception, self.limits).converse(episode, messages=prompt)
-        self.seconds["total"] += time.perf_counter() - started
         self.seconds["simulator"] += sum(step.tool_seconds for step in result.steps)
-        self.seconds["policy"] += sum(step.policy_seconds for step in result.steps)
         self.episodes_run += 1
         self.turns_run += result.turns
         return result

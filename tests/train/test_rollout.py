@@ -23,16 +23,32 @@ from train.trajectories import episodes_by_id, prompt_rows
 
 
 class GenerateRecorder:
-    """Wraps the real model's `generate` to keep every call's input and sampled tokens."""
+    """Wraps the real model's `generate` to keep, per row of every batch, its input and its sampled tokens."""
 
     def __init__(self, model):
-        self.model, self.original, self.calls = model, model.generate, []
+        self.model, self.original, self.rows, self.batches = model, model.generate, [], []
         model.generate = self
 
-    def __call__(self, input_ids, **kwargs):
-        out = self.original(input_ids=input_ids, **kwargs)
-        self.calls.append((input_ids[0].tolist(), out.sequences[0, input_ids.shape[1] :].tolist()))
+    def __call__(self, input_ids, attention_mask, **kwargs):
+        out = self.original(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        width = input_ids.shape[1]
+        for b in range(input_ids.shape[0]):
+            given = input_ids[b][attention_mask[b].bool()].tolist()  # the row without its left padding
+            self.rows.append((given, out.sequences[b, width:].tolist()))
+        self.batches.append(input_ids.shape[0])
         return out
+
+
+def runs(mask: list[int]) -> list[tuple[int, int]]:
+    """The (start, end) of each run of 1s."""
+    spans, start = [], None
+    for i, m in enumerate([*mask, 0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
 
 
 @pytest.mark.parametrize("protocol", ["tools", "json"])
@@ -62,20 +78,20 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start,
     out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
 
     eos = tokenizer.eos_token_id
-    calls = iter(recorder.calls)  # episodes run in order, one generate call per policy turn
-    tool_turns = 0
+    assert max(recorder.batches) == len(inputs)  # the first turns of all episodes were sampled as one batch
+    tool_turns, used = 0, 0
     for i, result in enumerate(out["trace"]):
         prompt, completion, mask = out["prompt_ids"][i], out["completion_ids"][i], out["env_mask"][i]
         assert len(completion) == len(mask) == len(out["logprobs"][i])
-        stream, sampled, texts = prompt + completion, [], []
-        for _ in range(result.turns if result.failure != "policy_error" else result.turns - 1):
-            given, new = next(calls)
-            assert stream[: len(given)] == given  # the conversation only grew by appending
-            assert stream[len(given) : len(given) + len(new)] == new  # ... and holds the sampled tokens as sampled
-            sampled += new
+        stream, texts = prompt + completion, []
+        for start, end in runs(mask):
+            given, new = stream[: len(prompt) + start], completion[start:end]
+            # the model was fed exactly this prefix of the final stream (append-only) and sampled exactly these tokens
+            assert any(g == given and s[: len(new)] == new for g, s in recorder.rows)
             texts.append(tokenizer.decode(new[:-1] if new[-1:] == [eos] else new, skip_special_tokens=False))
-        assert [t for t, m in zip(completion, mask, strict=True) if m == 1] == sampled  # mask 1: exactly the samples
-        assert sum(mask) == len(sampled) and 0 in mask  # the rest (tool output, template turns) is masked
+        used += len(texts)
+        assert len(texts) == result.turns - (result.failure == "policy_error")  # one sampled run per policy turn
+        assert 0 in mask  # tool output and template turns are in the completion, masked
         assert all(lp == 0.0 for lp, m in zip(out["logprobs"][i], mask, strict=True) if m == 0)
 
         # The inference loop, given the same outputs, renders the same conversation.
@@ -92,7 +108,7 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start,
         if any(step.kind == "tool" for step in result.steps):
             hidden = tokenizer.decode([t for t, m in zip(completion, mask, strict=True) if m == 0])
             assert result.steps[0].observation[:20] in hidden  # the observation is in the masked part
-    assert next(calls, None) is None
+    assert used == len(recorder.rows)  # every sampled row is one policy turn of one episode
     if protocol == "tools":
         assert tool_turns > 0  # the memorized policy made tool calls, so tool output was appended and masked
 
