@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
 
 NO_VISUAL = "No significant action observed."

@@ -1,8 +1,10 @@
 """The episode rules (agentcvr/session.py): the forced-answer flag, and one place for the rules of a turn."""
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from agentcvr.agent import Agent
 from agentcvr.policies.random_policy import RandomPolicy
@@ -58,3 +60,20 @@ def test_core_imports_no_outer_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def imported_packages(folder: str) -> set[str]:
+    """Top-level packages imported anywhere in a source folder (module level or inside functions)."""
+    names = set()
+    for path in (Path(__file__).parent.parent / folder).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+    return names
+
+
+def test_no_cycle_between_simulator_and_scripts_gen():
+    """The script types live in the core (agentcvr/script.py): the simulator reads them without the generator."""
+    assert "scripts_gen" not in imported_packages("simulator")

@@ -27,7 +27,7 @@ import yaml
 from rich.console import Console
 
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Script
+from agentcvr.script import Script
 from train.config import TrainConfig
 
 

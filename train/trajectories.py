@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.script import Script
 from agentcvr.session import EpisodeRules
 from agentcvr.trace import EpisodeResult
-from scripts_gen.schema import Script
 
 
 def prompt_messages(episode: Episode, limits: Limits, protocol: str = "tools") -> list[dict]:

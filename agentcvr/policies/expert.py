@@ -23,8 +23,8 @@ from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
 
-if TYPE_CHECKING:  # the expert only reads scripts; the core does not import the generator
-    from scripts_gen.schema import Script
+if TYPE_CHECKING:
+    from agentcvr.script import Script
 
 CALL_PREFIX = "expert_"
 

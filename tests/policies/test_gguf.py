@@ -12,7 +12,7 @@ from agentcvr.models import SMALL_LLM, get_spec, models_dir
 from agentcvr.parsing import ParsedTurn, parse_turn
 from agentcvr.prompts import FORCE_ANSWER, initial_messages
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Event, Evidence, Script, VideoScript
+from agentcvr.script import Event, Evidence, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
 
 pytestmark = pytest.mark.gguf

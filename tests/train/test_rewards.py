@@ -9,7 +9,7 @@ import pytest
 from agentcvr.agent import Agent
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
 from train.rewards import Correctness, FormatBonus
 

@@ -16,8 +16,8 @@ import random
 from collections import Counter
 from typing import Literal
 
+from agentcvr.script import Event, Script, VideoScript
 from agentcvr.tasks import scoring
-from scripts_gen.schema import Event, Script, VideoScript
 
 Mode = Literal["JMI", "SMS", "CMM"]
 QUESTION = (
