@@ -53,8 +53,8 @@ def gen_scripts(
     hf_dataset: Annotated[Path | None, typer.Option(help="Also save as a Hugging Face dataset in this folder.")] = None,
 ) -> None:
     """Generate seeded semantic scripts (question + per-video timelines) for the simulator."""
+    from agentcvr.script import write_jsonl
     from scripts_gen.generate import generate
-    from scripts_gen.schema import write_jsonl
 
     started = time.perf_counter()
     try:
@@ -89,9 +89,9 @@ def run(
 ) -> None:
     """Run the master agent on scripted episodes and print traces and a per-task score table."""
     from agentcvr.agent import Agent
+    from agentcvr.script import read_jsonl
     from agentcvr.trace_view import trace_panel
     from eval.runner import run_episodes, score_table, summarize
-    from scripts_gen.schema import read_jsonl
 
     if not scripts.is_file():
         _fail(f"scripts file not found: {scripts} (make one with `agentcvr gen-scripts --out {scripts}`)")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcvr.protocols import Perception, Policy
-from scripts_gen.schema import Script
+from agentcvr.script import Script
 
 
 def _expert(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:

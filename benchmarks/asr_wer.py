@@ -102,8 +102,8 @@ def recordings(cache: Path) -> dict[str, Path]:
 
 def narration_video(folder: Path) -> list[Line]:
     """One rendered MP4 with each narration line as its own 7 s event after a 1 s pause."""
+    from agentcvr.script import Event
     from scripts_gen.render import RenderConfig, render_timeline
-    from scripts_gen.schema import Event
 
     events = [
         Event(start=8.0 * i + 1, end=8.0 * i + 8, visual=f"scene {i + 1}", speech=line)

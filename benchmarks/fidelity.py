@@ -20,10 +20,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcvr.protocols import Limits  # noqa: E402
+from agentcvr.script import write_jsonl  # noqa: E402
 from eval.fidelity import run_fidelity  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 from scripts_gen.render import RenderConfig, render_scripts  # noqa: E402
-from scripts_gen.schema import write_jsonl  # noqa: E402
 
 
 def main() -> int:

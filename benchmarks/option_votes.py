@@ -36,9 +36,10 @@ from agentcvr.parsing import ParseError, parse_turn  # noqa: E402
 from agentcvr.policies.expert import plan  # noqa: E402
 from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn  # noqa: E402
 from agentcvr.prompts import FORCE_ANSWER, initial_messages  # noqa: E402
+from agentcvr.script import Script  # noqa: E402
+from agentcvr.session import FORCED_KEY  # noqa: E402
 from agentcvr.tasks import TASK_ORDER, get_task  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
-from scripts_gen.schema import Script  # noqa: E402
 from simulator.script_sim import ScriptSimulator  # noqa: E402
 
 BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) ->")
@@ -61,7 +62,7 @@ def conversation(script: Script, looks: str, simulator: ScriptSimulator, max_tur
             header = f"Result of {call.tool} on video {call.video} [{call.start:g}-{call.end:g} s]:"
             messages.append({"role": "user", "content": f"{header}\n{text}"})
     answer_format = get_task(episode.task).answer_format
-    return [*messages, {"role": "user", "content": FORCE_ANSWER.format(answer_format=answer_format)}]
+    return [*messages, {"role": "user", "content": FORCE_ANSWER.format(answer_format=answer_format), FORCED_KEY: True}]
 
 
 def _published(tool: str, arguments: dict) -> str:

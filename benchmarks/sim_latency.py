@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 
 from agentcvr.actions import Listen, Observe
+from agentcvr.script import Script
 from scripts_gen.generate import GENERATORS, generate
-from scripts_gen.schema import Script
 from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, words
 
 Call = tuple[Script, Observe | Listen]

@@ -36,10 +36,10 @@ from rich.table import Table
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
 from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
-from scripts_gen.schema import Script
 
 PolicyFactory = Callable[[Mapping[str, Script]], Policy]
 

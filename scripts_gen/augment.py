@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.chat import ChatBackend
-from scripts_gen.schema import Event, Script
+from agentcvr.script import Event, Script
 from simulator.script_sim import ScriptSimulator
 
 INSTRUCTIONS = """You improve synthetic video scripts. You get a JSON object with a question and, for each video, a \

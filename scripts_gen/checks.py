@@ -26,9 +26,9 @@ from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits, Policy
+from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from scripts_gen.schema import Script
 from simulator.script_sim import ScriptSimulator
 
 _WORD = re.compile(r"[a-z0-9']+")

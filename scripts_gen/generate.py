@@ -14,8 +14,8 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from agentcvr.script import Script, write_jsonl
 from agentcvr.tasks import TASK_ORDER
-from scripts_gen.schema import Script, write_jsonl
 from scripts_gen.templates import assembly, behavior, cooking, movie, plot, steps, uav
 
 Generator = Callable[[random.Random, str], Script]

@@ -36,7 +36,7 @@ import typer
 from pydantic import BaseModel, Field
 
 from agentcvr.episode import Episode
-from scripts_gen.schema import Event, Script, VideoScript, read_jsonl, write_jsonl
+from agentcvr.script import Event, Script, VideoScript, read_jsonl, write_jsonl
 from scripts_gen.speech import RenderError, speech_track, write_wav
 
 # Named colours a description may mention -> RGB of the shape drawn for it.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from scripts_gen.schema import Event
+from agentcvr.script import Event
 
 ESPEAK_RATE = 22050  # espeak-ng's native sample rate
 

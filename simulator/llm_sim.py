@@ -20,7 +20,7 @@ from pathlib import Path
 from agentcvr.actions import Listen, Observe
 from agentcvr.chat import CachedChat, ChatBackend, OpenAIChat
 from agentcvr.episode import Episode
-from scripts_gen.schema import Script
+from agentcvr.script import Script
 from simulator.noise import Noise
 from simulator.script_sim import NO_VISUAL, ScriptSimulator
 

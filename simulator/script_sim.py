@@ -20,7 +20,7 @@ import snowballstemmer
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
 
 NO_VISUAL = "No significant action observed."

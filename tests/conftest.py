@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from scripts_gen.schema import Event, Script, VideoScript  # noqa: E402
+from agentcvr.script import Event, Script, VideoScript  # noqa: E402
 from simulator.script_sim import ScriptSimulator  # noqa: E402
 
 

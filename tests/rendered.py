@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentcvr.episode import Episode
-from scripts_gen.schema import Event, Script, VideoScript, write_jsonl
+from agentcvr.script import Event, Script, VideoScript, write_jsonl
 
 FACTS = {
     "cat": "A grey cat sleeps on a sofa.",

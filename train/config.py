@@ -66,6 +66,10 @@ class AgentConfig(_Section):
 
     max_turns: int = Field(default=6, description="Assistant turns per episode, the answer included.")
     max_observation_chars: int = Field(default=600, description="Tool output is cut to this many characters.")
+    protocol: Literal["tools", "json"] = Field(
+        default="tools", description="How the policy writes actions: tool calls, or the published JSON protocol."
+    )
+    max_turn_tokens: int = Field(default=128, description="Tokens the policy may sample in one turn.")
 
 
 class SFTConfig(_Section):

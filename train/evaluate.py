@@ -21,10 +21,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
+from agentcvr.script import Script
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
-from scripts_gen.schema import Script
 
 
 class BatchingPolicy:

@@ -1,7 +1,9 @@
-"""TRL GRPOTrainer set-up for the simulated environment: config mapping, rewards, environment, callbacks.
+"""TRL GRPOTrainer set-up for simulated episodes: config mapping, rewards, the agent's rollouts, callbacks.
 
-`CVRGRPOTrainer` overrides one hook, `_generate_and_score_completions`, to record the simulator's share of each
-generation batch and keep the last batch (tool mask included) for inspection by tests.
+Rollouts run the deployed LangGraph agent (`train.rollout.RolloutFunc`, TRL's `rollout_func`). `CVRGRPOTrainer`
+overrides one hook, `_generate_and_score_completions`, to hand the batch's rows to the rollout function (TRL passes it
+only the prompts), record the simulator's share of each generation batch and keep the last batch (tool mask
+included) for inspection by tests.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from trl import GRPOConfig, GRPOTrainer
 
+from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception
 from train.config import TrainConfig
-from train.environment import environment_factory
 from train.rewards import Correctness, FormatBonus
+from train.rollout import RolloutFunc
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -27,13 +30,16 @@ class CVRGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that logs simulator time per generation batch and keeps the last batch."""
 
     last_batch: dict[str, Any] | None = None
+    batch_rows: list[dict] = []
 
     def _generate_and_score_completions(self, inputs):
+        self.batch_rows = inputs  # the rollout function reads the episode ids; TRL adds the traces to these rows
+        rollouts = self.rollout_func if isinstance(self.rollout_func, RolloutFunc) else None
+        before = rollouts.seconds["simulator"] if rollouts else 0.0
         output = super()._generate_and_score_completions(inputs)
-        if self.environments:
+        if rollouts is not None:
             mode = "train" if self.model.training else "eval"
-            seconds = sum(env.simulator_seconds for env in self.environments)
-            self._metrics[mode]["timing/simulator_seconds"].append(seconds)
+            self._metrics[mode]["timing/simulator_seconds"].append(rollouts.seconds["simulator"] - before)
         self.last_batch = output
         return output
 
@@ -65,7 +71,6 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         top_p=g.top_p,
         top_k=g.top_k,
         max_completion_length=g.max_completion_length,
-        max_tool_calling_iterations=cfg.agent.max_turns - 1,  # the first turn plus max_turns - 1 after tool results
         max_steps=g.max_steps,
         save_strategy="steps",
         save_steps=g.save_steps,
@@ -104,6 +109,9 @@ def build_trainer(
     from train.methods.select import trainer_class
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
+    rollouts = RolloutFunc(
+        episodes, perception, limits, cfg.agent.protocol, tool_schemas(), max_new_tokens=cfg.agent.max_turn_tokens
+    )
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
         from train.methods.jigsaw import JigsawReward
 
@@ -116,7 +124,7 @@ def build_trainer(
         reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), *extra_rewards],
         args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
-        environment_factory=environment_factory(episodes, perception, limits),
+        rollout_func=rollouts,
         callbacks=list(callbacks),
     )
     if cfg.methods.replay.enabled:

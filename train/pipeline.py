@@ -27,7 +27,7 @@ import yaml
 from rich.console import Console
 
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Script
+from agentcvr.script import Script
 from train.config import TrainConfig
 
 
@@ -124,9 +124,9 @@ class Run:
     def warm_start(self) -> str:
         """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder (or,
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
+        from agentcvr.actions import tool_schemas
         from agentcvr.policies.expert import ExpertPolicy
         from train import sft
-        from train.environment import tool_schemas
         from train.tiny_model import build_tiny_model, load_policy_model, parameter_count
         from train.tokenizer import train_tokenizer
         from train.trajectories import expert_conversations, scripts_by_id
@@ -181,9 +181,9 @@ class Run:
     def evaluate(self, name: str, policy_dir: str | None, expert_looks: bool = False) -> dict:
         """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON. With
         `expert_looks` the expert makes the calls and the policy only answers: its reading, apart from looking."""
+        from agentcvr.actions import tool_schemas
         from agentcvr.policies.expert import ExpertPolicy
         from agentcvr.policies.hf_policy import HFPolicy
-        from train.environment import tool_schemas
         from train.evaluate import evaluate
         from train.trajectories import scripts_by_id
 
@@ -253,7 +253,7 @@ class Run:
             metrics.unlink()
         table = scripts_by_id(self.grpo_scripts)
         tokenizer = load_tokenizer(warm_start)
-        rows = prompt_rows(self.grpo_scripts, self.limits)
+        rows = prompt_rows(self.grpo_scripts, self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
         clock = WallClockLimit(self.cfg.grpo.max_seconds)
         trainer = build_trainer(
@@ -284,7 +284,7 @@ class Run:
     # -- helpers --------------------------------------------------------------------------------------------------
 
     def _prompt_length(self, tokenizer, messages: list[dict]) -> int:
-        from train.environment import tool_schemas
+        from agentcvr.actions import tool_schemas
 
         if not hasattr(self, "_tools"):
             self._tools = tool_schemas()
@@ -300,8 +300,8 @@ class Run:
 
 def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True) -> None:
     """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved) and the tool schemas."""
+    from agentcvr.actions import tool_schemas
     from agentcvr.policies.hf_policy import TOOLS_FILE
-    from train.environment import tool_schemas
     from train.tokenizer import mark_plain
 
     folder = Path(folder)

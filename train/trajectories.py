@@ -1,65 +1,57 @@
-"""Episodes as training data: GRPO prompt rows, and expert trajectories as chat conversations for the warm start.
+"""Episodes as training data: GRPO prompt rows, and the expert's own conversations for the warm start.
 
-An expert trajectory is produced by the real agent loop (`Agent(ExpertPolicy, ScriptSimulator)`), then its actions are
-replayed through `CVREnvironment` so that every tool message is byte-for-byte what the GRPO rollouts will see (same
-truncation, same turn-limit notice, same "Answer recorded." after the answer, and the empty assistant turn that closes
-the episode).
+An expert trajectory is the conversation of the real agent loop (`Agent(ExpertPolicy, ScriptSimulator).converse`):
+the same messages, truncation, repeated-call notes and forced-answer prompt as a GRPO rollout, which runs the same
+loop. The only change is of form: the chat template wants tool-call arguments as objects, not JSON strings.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 
-from agentcvr import prompts
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.script import Script
+from agentcvr.session import EpisodeRules
 from agentcvr.trace import EpisodeResult
-from scripts_gen.schema import Script
-from train.environment import CVREnvironment
-
-_ENV_ARGUMENTS = {
-    "observe": ("video", "start", "end", "focus"),
-    "listen": ("video", "start", "end"),
-    "answer": ("answer",),
-}
 
 
-def prompt_messages(episode: Episode, limits: Limits) -> list[dict]:
-    """System + user messages of an episode, exactly as the agent loop starts it (protocol `tools`)."""
-    return prompts.initial_messages(episode, "tools", limits.max_turns)
+def prompt_messages(episode: Episode, limits: Limits, protocol: str = "tools") -> list[dict]:
+    """The messages the agent loop starts an episode with."""
+    return EpisodeRules(episode, None, limits, protocol).initial_messages()  # type: ignore[arg-type]
 
 
-def prompt_rows(scripts: Iterable[Script], limits: Limits) -> list[dict]:
-    """GRPO dataset rows: the prompt plus the columns `reset` and the rewards read."""
-    return [{"prompt": prompt_messages(s.episode(), limits), "episode_id": s.id, "task": s.task} for s in scripts]
+def prompt_rows(scripts: Iterable[Script], limits: Limits, protocol: str = "tools") -> list[dict]:
+    """GRPO dataset rows: the prompt plus the columns the rollout function and the rewards read."""
+    rows = []
+    for s in scripts:
+        rows.append({"prompt": prompt_messages(s.episode(), limits, protocol), "episode_id": s.id, "task": s.task})
+    return rows
 
 
-def conversation(episode: Episode, result: EpisodeResult, perception: Perception, limits: Limits) -> list[dict] | None:
-    """The chat messages of a finished episode, replayed through the training environment; None if it never answered."""
-    if result.answer is None:
-        return None
-    env = CVREnvironment({episode.id: episode}, perception, limits)
-    env.reset(episode_id=episode.id)
-    messages = prompt_messages(episode, limits)
-    turns: dict[int, list] = {}
-    for step in result.steps:
-        if step.kind in ("tool", "answer"):
-            turns.setdefault(step.turn, []).append(step)
-    for turn in sorted(turns):
-        calls, results = [], []
-        for step in turns[turn]:
-            arguments = {k: _compact(step.arguments[k]) for k in _ENV_ARGUMENTS[step.tool] if k in step.arguments}
-            calls.append({"type": "function", "function": {"name": step.tool, "arguments": arguments}})
-            results.append({"role": "tool", "name": step.tool, "content": getattr(env, step.tool)(**arguments)})
-        messages.append({"role": "assistant", "content": "", "tool_calls": calls})
-        messages.extend(results)
-    messages.append({"role": "assistant", "content": ""})  # the close after "Answer recorded."
-    return messages
+def for_template(messages: list[dict]) -> list[dict]:
+    """The agent's messages as the chat template takes them: tool-call arguments as objects, whole seconds as
+    integers (`75`, not `75.0`: fewer digit tokens for the policy to get right)."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if calls:
+            calls = [{**c, "function": {**c["function"], "arguments": _arguments(c["function"])}} for c in calls]
+            message = {**message, "tool_calls": calls}
+        out.append({k: v for k, v in message.items() if k != "forced_answer"})
+    return out
+
+
+def _arguments(function: dict) -> dict:
+    arguments = function.get("arguments") or {}
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments)
+    return {k: _compact(v) for k, v in arguments.items()}
 
 
 def _compact(value):
-    """Whole-second times as integers (`75`, not `75.0`): fewer digit tokens for the policy to get right."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
@@ -70,12 +62,10 @@ def expert_conversations(
     agent = Agent(policy, perception, limits)
     conversations, results = [], []
     for script in scripts:
-        episode = script.episode()
-        result = agent.run(episode)
+        result, messages = agent.converse(script.episode())
         results.append(result)
-        messages = conversation(episode, result, perception, limits)
-        if messages is not None:
-            conversations.append(messages)
+        if result.answer is not None:
+            conversations.append(for_template(messages))
     return conversations, results
 
 

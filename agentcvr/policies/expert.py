@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.protocols import PolicyOutput
+from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
 
-if TYPE_CHECKING:  # the expert only reads scripts; the core does not import the generator
-    from scripts_gen.schema import Script
+if TYPE_CHECKING:
+    from agentcvr.script import Script
 
 CALL_PREFIX = "expert_"
-FORCED = "You have reached the turn limit"  # the start of prompts.FORCE_ANSWER
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,7 @@ class ExpertPolicy:
             for c in m.get("tool_calls") or []
             if str(c.get("id", "")).startswith(CALL_PREFIX)
         )
-        forced = messages and messages[-1].get("role") == "user" and str(messages[-1].get("content")).startswith(FORCED)
-        if issued < len(visits) and not forced:
+        if issued < len(visits) and not forced_turn(messages):
             batch = range(issued, min(issued + self.calls_per_turn, len(visits)))
             return PolicyOutput(tool_calls=[_call(i, visits[i].tool, visits[i].arguments) for i in batch])
         return PolicyOutput(tool_calls=[_call(len(visits), "answer", {"answer": self.answer(messages, episode)})])

@@ -33,8 +33,9 @@ from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
 from agentcvr.policies.option_vote import reask_message, vote
-from agentcvr.prompts import FORCE_ANSWER, RECOVER
+from agentcvr.prompts import RECOVER
 from agentcvr.protocols import PolicyOutput
+from agentcvr.session import forced_turn
 
 # llguidance options: no free whitespace, one-line separators (see the module docstring).
 COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
@@ -146,7 +147,7 @@ class GGUFPolicy:
         recovering = _starts(messages[-1], _RECOVER_PREFIX) if messages else False
         grammar = self.grammar(
             episode,
-            answer_only=_starts(messages[-1], _FORCE_PREFIX) if messages else False,
+            answer_only=forced_turn(messages),
             tools_only=turns < self.min_calls,
             # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
             # rejected turn (usually an impossible interval) whole videos only
@@ -250,7 +251,6 @@ def _starts(message: dict, prefix: str) -> bool:
     return message.get("role") == "user" and str(message.get("content", "")).startswith(prefix)
 
 
-_FORCE_PREFIX = FORCE_ANSWER.split("{", 1)[0].strip()
 _RECOVER_PREFIX = RECOVER.split("{", 1)[0].strip()
 
 

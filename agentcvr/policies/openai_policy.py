@@ -18,6 +18,7 @@ from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
 from agentcvr.policies.json_protocol import turn_schema
 from agentcvr.protocols import PolicyOutput
+from agentcvr.session import wire_messages
 
 Mode = Literal["tools", "json"]
 
@@ -54,7 +55,7 @@ class OpenAIPolicy:
         """The keyword arguments of one `chat.completions.create` call."""
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": wire_messages(messages),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }

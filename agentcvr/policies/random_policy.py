@@ -10,6 +10,7 @@ import random
 
 from agentcvr.episode import Episode
 from agentcvr.protocols import PolicyOutput
+from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 
 FOCUS_WORDS = ["people", "objects", "actions", "what happens", "the main event", "changes", "tools", "vehicles"]
@@ -28,8 +29,7 @@ class RandomPolicy:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         calls = random.Random(f"{self.seed}:{episode.id}").randint(1, self.max_calls)
         rng = random.Random(f"{self.seed}:{episode.id}:{turn}")
-        forced = messages and str(messages[-1].get("content", "")).startswith("You have reached the turn limit")
-        if turn >= calls or forced:
+        if turn >= calls or forced_turn(messages):
             answer = get_task(episode.task).random_answer(episode, rng)
             return PolicyOutput(tool_calls=[_call(turn, "answer", {"answer": answer})])
         video = rng.choice(episode.videos)

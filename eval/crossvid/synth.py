@@ -83,12 +83,12 @@ def synth_command(
     from agentcvr.agent import Agent
     from agentcvr.components import make_perception, make_policy
     from agentcvr.protocols import Limits
+    from agentcvr.script import write_jsonl
     from eval.crossvid.agent_mode import AgentPredictor
     from eval.crossvid.report import write_report
     from eval.crossvid.runner import RunConfig, pending, run_items
     from scripts_gen.generate import generate
     from scripts_gen.render import render_scripts
-    from scripts_gen.schema import write_jsonl
 
     scripts = [s for task in TASK_ORDER for s in generate(task, per_task, seed)]
     scripts_file = rendered / "generated.jsonl"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from scripts_gen.schema import Script, VideoScript
+from agentcvr.script import Script, VideoScript
 from scripts_gen.templates.layout import Beat, evidence, lay_out, place_correct
 
 # fmt: off

@@ -12,7 +12,7 @@ import itertools
 import random
 import string
 
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from scripts_gen.templates.layout import NUMBER_WORDS, Beat, evidence, lay_out, lettered
 
 # fmt: off

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import string
 
-from scripts_gen.schema import Event, Evidence, Script, VideoScript
+from agentcvr.script import Event, Evidence, Script, VideoScript
 from scripts_gen.templates.layout import Beat, evidence, lay_out, lettered, place_correct
 from scripts_gen.templates.recipes import ASIDES, KITCHEN, RECIPES
 

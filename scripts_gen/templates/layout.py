@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scripts_gen.schema import Event, Evidence
+from agentcvr.script import Event, Evidence
 
 LETTERS = "ABCDEF"
 NUMBER_WORDS = ["one", "two", "three", "four", "five", "six"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from scripts_gen.schema import Script, VideoScript
+from agentcvr.script import Script, VideoScript
 from scripts_gen.templates.layout import Beat, evidence, lay_out, place_correct
 from scripts_gen.templates.movie import PREFIXES, QUIET, make_cast, neutral_filler
 

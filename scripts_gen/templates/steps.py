@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from scripts_gen.schema import Evidence, Script, VideoScript
+from agentcvr.script import Evidence, Script, VideoScript
 from scripts_gen.templates.cooking import cook_video, random_plan
 from scripts_gen.templates.layout import cut, evidence, seconds
 from scripts_gen.templates.recipes import RECIPES

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from scripts_gen.schema import Evidence, Script, UAVMoment, uav_views
+from agentcvr.script import Evidence, Script, UAVMoment, uav_views
 from scripts_gen.templates.layout import LETTERS, lettered, place_correct
 
 # fmt: off

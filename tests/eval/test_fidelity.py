@@ -9,9 +9,9 @@ import pytest
 from rich.console import Console
 
 from agentcvr.episode import Episode, VideoRef
+from agentcvr.script import Event, Evidence, Script, VideoScript, write_jsonl
 from agentcvr.trace import EpisodeResult, Step
 from eval.fidelity import Pair, compare, finished_pairs, run_fidelity
-from scripts_gen.schema import Event, Evidence, Script, VideoScript, write_jsonl
 from tests.rendered import needs_tools
 
 

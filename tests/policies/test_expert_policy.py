@@ -11,9 +11,9 @@ import pytest
 from agentcvr.agent import Agent
 from agentcvr.policies.expert import ExpertPolicy, plan
 from agentcvr.protocols import Limits
+from agentcvr.script import Evidence, Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from scripts_gen.generate import generate
-from scripts_gen.schema import Evidence, Script
 from simulator.noise import Noise
 from simulator.script_sim import ScriptSimulator
 

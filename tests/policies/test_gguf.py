@@ -12,7 +12,8 @@ from agentcvr.models import SMALL_LLM, get_spec, models_dir
 from agentcvr.parsing import ParsedTurn, parse_turn
 from agentcvr.prompts import FORCE_ANSWER, initial_messages
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Event, Evidence, Script, VideoScript
+from agentcvr.script import Event, Evidence, Script, VideoScript
+from agentcvr.session import FORCED_KEY
 from simulator.script_sim import ScriptSimulator
 
 pytestmark = pytest.mark.gguf
@@ -90,7 +91,7 @@ def test_each_turn_is_one_compact_protocol_object(policy, umbrella_script):
     turn = parse_turn(output.content, None, episode)
     assert isinstance(turn, ParsedTurn) and turn.format == "json"
 
-    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter.")}
+    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
     answer = json.loads(policy.act([*messages, forced], episode).content)
     assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
 
@@ -143,7 +144,7 @@ def test_a_scanning_master_first_looks_at_every_video_whole_for_the_question_and
 def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umbrella_script, monkeypatch):
     monkeypatch.setattr(policy, "answer_orders", 4)
     episode = umbrella_script.episode()
-    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter.")}
+    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
     report = {
         "role": "user",
         "content": "Result of observe on video 2 [0-60 s]:\n[25.0s - 35.0s] The woman opens a red umbrella.",

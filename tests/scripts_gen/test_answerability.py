@@ -7,10 +7,10 @@ from statistics import mean
 
 import pytest
 
+from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER
 from scripts_gen.checks import answerable, fit_prior, question_only, random_chance, score, uniform_chance
 from scripts_gen.generate import generate
-from scripts_gen.schema import Script
 
 # 200 test items: two standard errors of a 1-in-4 guess are 0.06; nine baselines each get that much room and a bit.
 N = 200

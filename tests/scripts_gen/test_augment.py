@@ -5,8 +5,8 @@ import json
 import pytest
 
 from agentcvr.chat import OpenAIChat
+from agentcvr.script import Evidence, Script
 from scripts_gen.augment import Augmenter, check_rewrite, editable_view
-from scripts_gen.schema import Evidence, Script
 from tests.openai_stub import OpenAIStub
 
 FACT = "a brown dog runs in a park"

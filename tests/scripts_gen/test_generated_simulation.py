@@ -11,10 +11,10 @@ from functools import cache
 import pytest
 
 from agentcvr.actions import Listen, Observe
+from agentcvr.script import Event, Script
 from agentcvr.tasks import TASK_ORDER
 from scripts_gen.checks import missing_evidence
 from scripts_gen.generate import generate
-from scripts_gen.schema import Event, Script
 from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, terms
 
 LINE = re.compile(r"^\[(\d+\.\d)s? - (\d+\.\d)s?\]:? (.*)$")

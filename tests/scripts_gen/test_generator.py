@@ -8,9 +8,9 @@ from functools import cache
 
 import pytest
 
+from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from scripts_gen.generate import GENERATORS, generate, generate_one
-from scripts_gen.schema import Script
 from scripts_gen.templates import behavior
 from scripts_gen.templates.recipes import ASIDES, KITCHEN, RECIPES
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from agentcvr.script import Event, Script, VideoScript, write_jsonl
 from scripts_gen.render import RenderConfig, load_rendered, render_scripts, render_timeline
-from scripts_gen.schema import Event, Script, VideoScript, write_jsonl
 from tests.rendered import facts_script, needs_tools, render_facts
 
 pytestmark = needs_tools

@@ -3,7 +3,7 @@
 import pytest
 
 from agentcvr.actions import Listen, Observe
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.llm_sim import LLMSimulator
 from simulator.script_sim import NO_VISUAL
 from tests.openai_stub import OpenAIStub

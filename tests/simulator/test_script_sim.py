@@ -1,7 +1,7 @@
 """The rule-based simulator: overlap, ranking, clipping, empty answers and no leaks."""
 
 from agentcvr.actions import Listen, Observe
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
 from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator
 

@@ -1,55 +1,54 @@
-"""Rewards as tables, one reason per row."""
+"""Rewards as tables, one reason per row: episodes run through the real agent and simulator, scored from the trace."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from agentcvr.agent import Agent
+from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.protocols import Limits
-from scripts_gen.schema import Event, Script, VideoScript
+from agentcvr.script import Event, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
-from train.environment import CVREnvironment
 from train.rewards import Correctness, FormatBonus
 
-TOOL_ERROR = {"role": "tool", "name": "observe", "content": "{'error': 'observe() got an unexpected keyword'}"}
-MALFORMED = {"role": "assistant", "content": '<tool_call>\n{"name": "observe", "arguments": {"video": 1,'}
+
+def call(name: str, arguments: dict) -> dict:
+    return {
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]
+    }
 
 
-def play(script: Script, calls: list[tuple[str, dict]]) -> CVREnvironment:
-    env = CVREnvironment({script.id: script.episode()}, ScriptSimulator({script.id: script}), Limits())
-    env.reset(episode_id=script.id)
-    for name, arguments in calls:
-        getattr(env, name)(**arguments)
-    return env
+def play(script: Script, outputs: list) -> tuple:
+    episode = script.episode()
+    policy = ScriptedPolicy(outputs)
+    result = Agent(policy, ScriptSimulator({script.id: script}), Limits(max_turns=4)).run(episode)
+    return result, episode
 
 
-LOOK = ("observe", {"video": 2, "start": 0, "end": 30})
+LOOK = call("observe", {"video": 2, "start": 0, "end": 30})
+BAD_CALL = call("observe", {"video": 7, "start": 0, "end": 5})
 
 
 @pytest.mark.parametrize(
-    ("calls", "extra", "correct", "bonus"),
+    ("outputs", "correct", "bonus"),
     [
-        ([LOOK, ("answer", {"answer": "B"})], [], 1.0, 0.1),  # looked, answered right, all valid
-        ([LOOK, ("answer", {"answer": "A"})], [], 0.0, 0.1),  # wrong answer still earns the format bonus
-        ([("answer", {"answer": "B"})], [], 1.0, 0.0),  # no tool call: no bonus (the published code paid it)
-        (
-            [LOOK, ("observe", {"video": 7, "start": 0, "end": 5}), ("answer", {"answer": "B"})],
-            [],
-            1.0,
-            0.0,
-        ),  # bad call
-        ([LOOK], [], 0.0, 0.0),  # never answered
-        ([LOOK, ("answer", {"answer": "B"})], [TOOL_ERROR], 1.0, 0.0),  # a call TRL could not even dispatch
-        ([LOOK, ("answer", {"answer": "B"})], [MALFORMED], 1.0, 0.0),  # an unparseable <tool_call>
-        ([LOOK, ("answer", {"answer": " b. "})], [], 1.0, 0.1),  # strict scoring normalizes the letter
+        ([LOOK, call("answer", {"answer": "B"})], 1.0, 0.1),  # looked, answered right, all valid
+        ([LOOK, call("answer", {"answer": "A"})], 0.0, 0.1),  # wrong answer still earns the format bonus
+        ([call("answer", {"answer": "B"})], 1.0, 0.0),  # no tool call: no bonus (the published code paid it)
+        ([LOOK, BAD_CALL, call("answer", {"answer": "B"})], 1.0, 0.0),  # an invalid call, recovered
+        ([LOOK, '<tool_call>{"name": "observe", "arguments": {"video": 1,', call("answer", {"answer": "B"})], 1.0, 0.0),
+        ([LOOK, LOOK, LOOK, LOOK], 0.0, 0.0),  # never answered (no answer at the turn limit)
+        ([LOOK, call("answer", {"answer": " b. "})], 1.0, 0.1),  # strict scoring normalizes the letter
     ],
 )
-def test_correctness_and_format(pet_script, calls, extra, correct, bonus):
-    env = play(pet_script, calls)
-    completion = [{"role": "assistant", "content": ""}, *extra]
+def test_correctness_and_format(pet_script, outputs, correct, bonus):
+    result, episode = play(pet_script, outputs)
     logged = {}
-    assert Correctness()([completion], environments=[env], log_metric=logged.__setitem__) == [correct]
-    assert FormatBonus(0.1)([completion], environments=[env]) == [bonus]
-    assert logged["episode/tool_calls"] == env.tool_calls
+    assert Correctness()([[]], trace=[result], episode=[episode], log_metric=logged.__setitem__) == [correct]
+    assert FormatBonus(0.1)([[]], trace=[result], episode=[episode]) == [bonus]
+    assert logged["episode/tool_calls"] == result.tool_calls
 
 
 def fsa_script() -> Script:
@@ -67,5 +66,5 @@ def fsa_script() -> Script:
     ],
 )
 def test_dense_correctness_is_optional(answer, dense, expected):
-    env = play(fsa_script(), [("answer", {"answer": answer})])
-    assert Correctness(dense=dense)([[]], environments=[env]) == [pytest.approx(expected)]
+    result, episode = play(fsa_script(), [call("answer", {"answer": answer})])
+    assert Correctness(dense=dense)([[]], trace=[result], episode=[episode]) == [pytest.approx(expected)]

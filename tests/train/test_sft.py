@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from agentcvr.actions import tool_schemas
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits
 from simulator.script_sim import ScriptSimulator
-from train.environment import tool_schemas
 from train.sft import encode, split_assistant_spans
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
 from train.trajectories import expert_conversations

@@ -10,7 +10,8 @@ and every k = 10 optimizer steps phi <- alpha phi + (1 - alpha) theta with alpha
 
 `CARETrainer` overrides `_generate_and_score_completions`: after TRL scored the batch it reads the per-function
 rewards TRL just logged, adds the bonus and recomputes the group advantages (the same formula as TRL's
-`scale_rewards`); the answer tokens are the model turn whose tool result says "Answer recorded.". Run it with
+`scale_rewards`); the answer tokens are the last sampled turn of a rollout whose trace recorded an answer (the
+agent's episode ends at its answer). Run it with
 `beta=0` (the paper drops the KL term; `train-sim` sets it). The EMA weights are saved beside each checkpoint.
 """
 
@@ -20,7 +21,6 @@ import copy
 
 import torch
 
-from train.environment import ANSWER_RECORDED
 from train.grpo import CVRGRPOTrainer
 from train.methods.sidecar import Sidecar
 
@@ -68,22 +68,14 @@ def ema_update(ema: torch.nn.Module, online: torch.nn.Module, decay: float = 0.9
         target.mul_(decay).add_(source.detach().to(target.dtype), alpha=1 - decay)
 
 
-def answer_mask(model_mask: torch.Tensor, tool_runs_answered: list[list[bool]]) -> torch.Tensor:
-    """(B, T) mask of the answer turn: the run of model tokens followed by the tool run that recorded the answer.
-
-    `tool_runs_answered[b][k]` says whether row b's k-th tool-output run is the "Answer recorded." reply. A row
-    without one (never answered) gets an empty mask."""
+def answer_mask(model_mask: torch.Tensor, answered: list[bool]) -> torch.Tensor:
+    """(B, T) mask of the answer turn: the last run of model tokens of each row that answered (the agent's episode
+    ends at the answer, so its last sampled turn is the answer). A row that never answered gets an empty mask."""
     out = torch.zeros_like(model_mask)
-    for b, flags in enumerate(tool_runs_answered):
-        runs = _runs(model_mask[b])
-        model_runs = [r for r in runs if r[2] == 1]
-        tool_runs = [r for r in runs if r[2] == 0]
-        for (start, _, _), answered in zip(tool_runs, flags, strict=False):
-            if answered:
-                before = [r for r in model_runs if r[1] <= start]
-                if before:
-                    out[b, before[-1][0] : before[-1][1]] = 1
-                break
+    for b, done in enumerate(answered):
+        model_runs = [r for r in _runs(model_mask[b]) if r[2] == 1]
+        if done and model_runs:
+            out[b, model_runs[-1][0] : model_runs[-1][1]] = 1
     return out
 
 
@@ -160,17 +152,7 @@ class CARETrainer(CVRGRPOTrainer):
         """(B,) EMA model's mean token probability of each answer turn given prompt and trajectory (NaN: none)."""
         completion_mask = output["completion_mask"]
         model_mask = completion_mask * output.get("tool_mask", torch.ones_like(completion_mask))
-        flags = []
-        for b in range(completion_mask.size(0)):
-            tool_runs = [r for r in _runs(model_mask[b]) if r[2] == 0]
-            ids = output["completion_ids"][b]
-            flags.append(
-                [
-                    completion_mask[b, s:e].any().item()
-                    and ANSWER_RECORDED in self.processing_class.decode(ids[s:e].tolist())
-                    for s, e, _ in tool_runs
-                ]
-            )
+        flags = [row["trace"].answer is not None for row in self.batch_rows]  # TRL put the traces in the rows
         answer = answer_mask(model_mask, flags).to(torch.float32)
         input_ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
         attention = torch.cat([output["prompt_mask"], completion_mask], dim=1)

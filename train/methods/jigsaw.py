@@ -16,8 +16,8 @@ import random
 from collections import Counter
 from typing import Literal
 
+from agentcvr.script import Event, Script, VideoScript
 from agentcvr.tasks import scoring
-from scripts_gen.schema import Event, Script, VideoScript
 
 Mode = Literal["JMI", "SMS", "CMM"]
 QUESTION = (
@@ -128,17 +128,17 @@ def jigsaw_reward(answer: str | None, truth: str, text: str = "", format_bonus: 
 
 
 class JigsawReward:
-    """TRL reward callable: Eq. 6 on each environment's recorded answer against its jigsaw episode's order; None for
-    rows that are not jigsaw episodes (TRL leaves them out of this reward)."""
+    """TRL reward callable: Eq. 6 on each rollout's recorded answer (its trace) against its jigsaw episode's order;
+    None for rows that are not jigsaw episodes (TRL leaves them out of this reward)."""
 
     __name__ = "jigsaw"
 
-    def __call__(self, completions: list, environments: list, **kwargs) -> list[float | None]:
+    def __call__(self, completions: list, trace: list, episode: list, **kwargs) -> list[float | None]:
         rewards = []
-        for completion, env in zip(completions, environments, strict=True):
-            if env.episode is None or "jigsaw" not in env.episode.reference:
+        for completion, result, ep in zip(completions, trace, episode, strict=True):
+            if "jigsaw" not in ep.reference:
                 rewards.append(None)
                 continue
             text = " ".join(str(m.get("content") or "") for m in completion if m.get("role") == "assistant")
-            rewards.append(jigsaw_reward(env.final_answer, str(env.episode.answer), text))
+            rewards.append(jigsaw_reward(result.answer, str(ep.answer), text))
         return rewards

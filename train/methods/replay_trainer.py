@@ -82,6 +82,8 @@ class ReplayTrainer(CVRGRPOTrainer):
         device = out["completion_ids"].device
         off = {key: [g.tensors[key] for g in groups] for key in groups[0].tensors}
         off["old_per_token_logps"] = [g.behaviour_logps for g in groups]
+        if "sampling_per_token_logps" in out:  # the rollouts' own log-probs; a replayed group's are its behaviour's
+            off["sampling_per_token_logps"] = [g.behaviour_logps for g in groups]
         rewards = torch.cat([g.rewards for g in groups])
         baselines = torch.cat([torch.full_like(g.rewards, self.buffer.vcrs(g.prompt)) for g in groups])
         advantages = vcrs_advantages(rewards, baselines)

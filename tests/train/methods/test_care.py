@@ -45,8 +45,8 @@ def test_ema_update_blends_parameters():
     assert online.weight.item() == 3.0
 
 
-def test_answer_mask_is_the_model_turn_before_the_answer_recorded_reply():
-    # model [0,1], tool [2,3], model [4,5], tool "Answer recorded." [6], model close [7]
-    mask = torch.tensor([[1, 1, 0, 0, 1, 1, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1]])
-    out = answer_mask(mask, [[False, True], []])
+def test_answer_mask_is_the_last_sampled_turn_of_an_answered_rollout():
+    # model [0,1], tool [2,3], model (the answer) [4,5], padding [6,7] (masked out by completion_mask)
+    mask = torch.tensor([[1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 0, 1, 1, 1, 1, 1]])
+    out = answer_mask(mask, [True, False])
     assert out.tolist() == [[0, 0, 0, 0, 1, 1, 0, 0], [0] * 8]  # the second never answered

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentcvr.actions import Listen, Observe
+from agentcvr.script import Event, Script, VideoScript
 from agentcvr.tasks import get_task
 from scripts_gen.generate import generate
-from scripts_gen.schema import Event, Script, VideoScript
 from simulator.jigsaw_sim import MASKED_AUDIO, MASKED_VISUAL, OrchestratedSimulator
 from simulator.script_sim import ScriptSimulator
 from train.methods.jigsaw import jigsaw_reward, jigsaw_script, r_cont, r_pos, repetition_penalty

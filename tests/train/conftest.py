@@ -1,0 +1,46 @@
+"""Shared training fixtures: a tiny warm-started policy (seconds to build), reused by the GRPO and rollout tests."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agentcvr.actions import tool_schemas
+from agentcvr.policies.expert import ExpertPolicy
+from agentcvr.protocols import Limits
+from scripts_gen.generate import generate
+from simulator.script_sim import ScriptSimulator
+from train.config import TrainConfig
+from train.pipeline import save_policy
+from train.sft import _collate, assistant_loss, encode
+from train.tiny_model import build_tiny_model
+from train.tokenizer import boilerplate, render_with_template, train_tokenizer
+from train.trajectories import expert_conversations
+
+
+@pytest.fixture(scope="session")
+def warm_start(tmp_path_factory):
+    """A 2-layer, 32-wide policy that has memorized expert trajectories of two PI episodes (a few seconds)."""
+    torch.manual_seed(0)
+    limits = Limits(max_turns=4, max_observation_chars=200)  # short episodes: 4 turns, 200-character tool output
+    scripts = generate("PI", 2, seed=0)  # two episodes: GRPO replays what SFT memorized, so tool calls come out
+    table = {s.id: s for s in scripts}
+    conversations, _ = expert_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    texts = render_with_template(conversations, tool_schemas())
+    tokenizer = train_tokenizer(
+        texts * 4, vocab_size=1024, fixed=boilerplate(tool_schemas())
+    )  # a small vocabulary is enough for two episodes
+    cfg = TrainConfig().model.model_copy(
+        update={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "max_position_embeddings": 1024}
+    )
+    model = build_tiny_model(cfg, tokenizer)
+    batch = _collate([encode(tokenizer, t) for t in texts], tokenizer.pad_token_id)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(60):  # 60 full-batch steps memorize the two trajectories
+        loss, _ = assistant_loss(model, *batch)  # ids, attention, labels, weights
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    folder = tmp_path_factory.mktemp("warm")
+    save_policy(model, tokenizer, folder)
+    return folder, scripts, limits

@@ -1,0 +1,122 @@
+"""One GRPO rollout batch through the agent, checked per episode, for both protocols:
+- `completion_ids` hold exactly the tokens the policy sampled, in order (no decode/re-encode),
+- the conversation only grows by appending (every generation's input is a prefix of the final token stream),
+- `env_mask` is 1 on exactly the sampled tokens and 0 on every tool-output and template token,
+- the decoded rollout equals what the inference loop renders for the same actions and observations.
+And: a trained checkpoint's tool schemas are the ones the agent sends to an OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from agentcvr.agent import Agent
+from agentcvr.policies.hf_policy import TOOLS_FILE, HFPolicy
+from agentcvr.policies.openai_policy import OpenAIPolicy
+from agentcvr.policies.scripted import ScriptedPolicy
+from simulator.script_sim import ScriptSimulator
+from train.config import TrainConfig
+from train.trajectories import episodes_by_id, prompt_rows
+
+
+class GenerateRecorder:
+    """Wraps the real model's `generate` to keep, per row of every batch, its input and its sampled tokens."""
+
+    def __init__(self, model):
+        self.model, self.original, self.rows, self.batches = model, model.generate, [], []
+        model.generate = self
+
+    def __call__(self, input_ids, attention_mask, **kwargs):
+        out = self.original(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        width = input_ids.shape[1]
+        for b in range(input_ids.shape[0]):
+            given = input_ids[b][attention_mask[b].bool()].tolist()  # the row without its left padding
+            self.rows.append((given, out.sequences[b, width:].tolist()))
+        self.batches.append(input_ids.shape[0])
+        return out
+
+
+def runs(mask: list[int]) -> list[tuple[int, int]]:
+    """The (start, end) of each run of 1s."""
+    spans, start = [], None
+    for i, m in enumerate([*mask, 0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+@pytest.mark.parametrize("protocol", ["tools", "json"])
+def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start, tmp_path, protocol):
+    from datasets import Dataset
+
+    from train.grpo import build_trainer
+    from train.tokenizer import load_tokenizer
+
+    folder, scripts, limits = warm_start
+    agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars}
+    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "temperature": 0.7}
+    cfg = TrainConfig.model_validate(
+        {"agent": {**agent, "protocol": protocol, "max_turn_tokens": 48}, "grpo": {**grpo, "report_to": []}}
+    )
+    tokenizer = load_tokenizer(str(folder))
+    table = {s.id: s for s in scripts}
+    rows = prompt_rows(scripts, limits, protocol)
+    simulator = ScriptSimulator(table)
+    trainer = build_trainer(
+        cfg, str(folder), tokenizer, Dataset.from_list(rows), episodes_by_id(table), simulator, tmp_path, tmp_path
+    )
+    inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows = inputs
+    recorder = GenerateRecorder(trainer.model)
+    torch.manual_seed(1)
+    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
+
+    eos = tokenizer.eos_token_id
+    assert max(recorder.batches) == len(inputs)  # the first turns of all episodes were sampled as one batch
+    tool_turns, used = 0, 0
+    for i, result in enumerate(out["trace"]):
+        prompt, completion, mask = out["prompt_ids"][i], out["completion_ids"][i], out["env_mask"][i]
+        assert len(completion) == len(mask) == len(out["logprobs"][i])
+        stream, texts = prompt + completion, []
+        for start, end in runs(mask):
+            given, new = stream[: len(prompt) + start], completion[start:end]
+            # the model was fed exactly this prefix of the final stream (append-only) and sampled exactly these tokens
+            assert any(g == given and s[: len(new)] == new for g, s in recorder.rows)
+            texts.append(tokenizer.decode(new[:-1] if new[-1:] == [eos] else new, skip_special_tokens=False))
+        used += len(texts)
+        assert len(texts) == result.turns - (result.failure == "policy_error")  # one sampled run per policy turn
+        assert 0 in mask  # tool output and template turns are in the completion, masked
+        assert all(lp == 0.0 for lp, m in zip(out["logprobs"][i], mask, strict=True) if m == 0)
+
+        # The inference loop, given the same outputs, renders the same conversation.
+        replay = ScriptedPolicy(texts, protocol=protocol)
+        episode = out["episode"][i]
+        again, messages = Agent(replay, simulator, limits).converse(episode, messages=inputs[i]["prompt"])
+        assert [s.observation for s in again.steps] == [s.observation for s in result.steps]
+        tools = trainer.rollout_func.tools if protocol == "tools" else None
+        ends_open = messages[-1]["role"] != "assistant"
+        rendered = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=ends_open, tokenize=False)
+        decoded = tokenizer.decode(stream, skip_special_tokens=False)
+        assert rendered in (decoded, decoded + "\n")
+        tool_turns += sum(step.kind == "tool" for step in result.steps)
+        if any(step.kind == "tool" for step in result.steps):
+            hidden = tokenizer.decode([t for t, m in zip(completion, mask, strict=True) if m == 0])
+            assert result.steps[0].observation[:20] in hidden  # the observation is in the masked part
+    assert used == len(recorder.rows)  # every sampled row is one policy turn of one episode
+    if protocol == "tools":
+        assert tool_turns > 0  # the memorized policy made tool calls, so tool output was appended and masked
+
+
+def test_checkpoint_tool_schemas_are_the_agents(warm_start):
+    """What a trained checkpoint saves (`tools.json`, read by HFPolicy) is what OpenAIPolicy sends to a server."""
+    folder, scripts, _ = warm_start
+    saved = json.loads((folder / TOOLS_FILE).read_text())
+    sent = OpenAIPolicy(model="m", client=object()).request([], scripts[0].episode())["tools"]
+    assert saved == sent
+    assert HFPolicy(folder).tools == sent

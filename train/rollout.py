@@ -1,0 +1,267 @@
+"""GRPO rollouts through the deployed agent: `GRPOTrainer(rollout_func=RolloutFunc(...))`.
+
+Each rollout is one `agentcvr.agent.Agent` episode (the same compiled LangGraph, the same `EpisodeRules` as
+inference) with the simulator as perception and a `TokenPolicy` as policy. The policy works token-in/token-out with
+the trainer's current weights: the conversation is a fixed prefix (the chat-template rendering of the episode's first
+messages) that only grows by appending: each sampled turn as sampled (env_mask 1, with its log-probs), then whatever
+the loop appended since (tool results, recovery or forced-answer prompts, the template's turn markers) rendered by the
+chat template against a dummy turn and appended with env_mask 0. Sampled tokens are never decoded and re-encoded.
+
+TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
+**extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`) reach the reward
+functions as keyword lists. The episodes of a generation batch run together, one thread each: `TurnBatcher` holds
+each episode's next turn until every live episode has asked for one, then samples them as one left-padded batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import torch
+
+from agentcvr.agent import Agent
+from agentcvr.episode import Episode
+from agentcvr.protocols import Limits, Perception, PolicyOutput
+from agentcvr.session import EpisodeRules
+
+
+class CompletionBudgetSpent(RuntimeError):
+    """The episode's completion reached `max_completion_length` tokens: it ends as a recorded policy failure."""
+
+
+class TokenPolicy:
+    """A `Policy` that samples from a causal LM and records the token stream of its episode."""
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        protocol: str = "tools",
+        tools: list[dict] | None = None,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        max_new_tokens: int = 128,
+        max_completion_length: int = 768,
+        sampler: Callable[[list[int], int], Sample] | None = None,
+    ):
+        self.model, self.tokenizer, self.protocol = model, tokenizer, protocol
+        self.sampler = sampler  # None: sample this episode alone
+        self.tools = tools if protocol == "tools" else None  # the JSON protocol describes its actions in the prompt
+        self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
+        self.max_new_tokens, self.max_completion_length = max_new_tokens, max_completion_length
+        self.stop_id = tokenizer.eos_token_id
+        self.prompt_ids: list[int] | None = None
+        self.completion_ids: list[int] = []
+        self.env_mask: list[int] = []
+        self.logprobs: list[float] = []
+        self.sampled_turns = 0
+        self._seen = 0  # messages of the conversation already in the token stream
+
+    def render(self, messages: list[dict], generation_prompt: bool) -> list[int]:
+        rendered = self.tokenizer.apply_chat_template(
+            messages, tools=self.tools, add_generation_prompt=generation_prompt, tokenize=True, return_dict=True
+        )
+        return list(rendered["input_ids"])
+
+    def appended_ids(self, messages: list[dict]) -> list[int]:
+        """The template's tokens for `messages` following an assistant turn, up to the next assistant header."""
+        dummy = [{"role": "user", "content": "dummy"}, {"role": "assistant", "content": "dummy"}]
+        prefix = self.render(dummy, generation_prompt=False)
+        prefix = prefix[: len(prefix) - prefix[::-1].index(self.stop_id)]  # up to the turn's end-of-turn token
+        full = self.render(dummy + messages, generation_prompt=True)
+        if full[: len(prefix)] != prefix:
+            raise ValueError("the chat template does not render a conversation as a prefix of its continuation")
+        return full[len(prefix) :]
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        if self.prompt_ids is None:
+            self.prompt_ids = self.render(messages, generation_prompt=True)
+        else:
+            if messages[self._seen].get("role") != "assistant":
+                raise ValueError("the loop must append the policy's own turn first")
+            self._append(self.appended_ids(messages[self._seen + 1 :]), sampled=False)
+        self._seen = len(messages)
+        room = self.max_completion_length - len(self.completion_ids)
+        if room <= 0:
+            raise CompletionBudgetSpent(f"the completion reached {self.max_completion_length} tokens")
+        new, logprobs = self._sample(self.prompt_ids + self.completion_ids, min(self.max_new_tokens, room))
+        stopped = bool(new) and new[-1] == self.stop_id
+        self._append(new, sampled=True, logprobs=logprobs)
+        if not stopped:  # cut off mid-turn: the template's end-of-turn closes it (not trained on)
+            self._append([self.stop_id], sampled=False)
+        self.sampled_turns += 1
+        text = self.tokenizer.decode(new[:-1] if stopped else new, skip_special_tokens=False)
+        return PolicyOutput(content=text, prompt_tokens=len(self.prompt_ids), completion_tokens=len(new))
+
+    def _sample(self, ids: list[int], max_new_tokens: int) -> Sample:
+        if self.sampler is not None:
+            return self.sampler(ids, max_new_tokens)
+        sampling = sampling_kwargs(self.temperature, self.top_p, self.top_k)
+        return sample_batch(self.model, self.tokenizer, [ids], max_new_tokens, sampling)[0]
+
+    def _append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
+        self.completion_ids += ids
+        self.env_mask += [int(sampled)] * len(ids)
+        self.logprobs += logprobs if logprobs is not None else [0.0] * len(ids)
+
+
+Sample = tuple[list[int], list[float]]  # the sampled ids (up to and with the stop token) and their log-probs
+
+
+def sample_batch(
+    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any]
+) -> list[Sample]:
+    """One turn for each token row, sampled as one left-padded batch; each row cut after its first stop token."""
+    width, pad, stop = max(len(r) for r in rows), tokenizer.pad_token_id, tokenizer.eos_token_id
+    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=model.device)
+    attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=model.device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model.generate(
+                input_ids=ids,
+                attention_mask=attention,
+                max_new_tokens=max_new_tokens,
+                eos_token_id=stop,
+                pad_token_id=pad,
+                output_scores=True,
+                return_dict_in_generate=True,
+                **sampling,
+            )
+    finally:
+        model.train(was_training)
+    samples = []
+    for b, row in enumerate(out.sequences[:, width:].tolist()):
+        end = row.index(stop) + 1 if stop in row else len(row)
+        logprobs = [torch.log_softmax(out.scores[t][b].float(), dim=-1)[row[t]].item() for t in range(end)]
+        samples.append((row[:end], logprobs))
+    return samples
+
+
+def sampling_kwargs(temperature: float, top_p: float = 1.0, top_k: int = 0) -> dict[str, Any]:
+    if temperature <= 0:
+        return {"do_sample": False}
+    return {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k or None}
+
+
+class TurnBatcher:
+    """Gathers the next turn of every live episode and samples them together (`sample(rows, max_new) -> samples`)."""
+
+    def __init__(self, sample: Callable[[list[list[int]], int], list[Sample]], live: int):
+        self.sample, self.live = sample, live
+        self._cond = threading.Condition()
+        self._pending: dict[int, tuple[list[int], int]] = {}
+        self._results: dict[int, Sample | BaseException] = {}
+        self.batches: list[int] = []  # the size of each sampled batch
+
+    def __call__(self, ids: list[int], max_new_tokens: int) -> Sample:
+        key = threading.get_ident()
+        with self._cond:
+            self._pending[key] = (ids, max_new_tokens)
+            self._run_if_ready()
+            while key not in self._results:
+                self._cond.wait()
+            result = self._results.pop(key)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def finished(self) -> None:
+        """An episode ended: the others no longer wait for it."""
+        with self._cond:
+            self.live -= 1
+            self._run_if_ready()
+
+    def _run_if_ready(self) -> None:
+        if not self._pending or len(self._pending) < self.live:
+            return
+        batch, self._pending = self._pending, {}
+        try:
+            samples = self.sample([ids for ids, _ in batch.values()], max(n for _, n in batch.values()))
+            for (key, (_, n)), (new, logprobs) in zip(batch.items(), samples, strict=True):
+                self._results[key] = (new[:n], logprobs[:n])  # a row with less room keeps its first n tokens
+        except Exception as error:  # every waiting episode records the failure
+            self._results.update(dict.fromkeys(batch, error))
+        self.batches.append(len(batch))
+        self._cond.notify_all()
+
+
+class RolloutFunc:
+    """`rollout_func` for GRPOTrainer: one agent episode per prompt row, the rows read from `trainer.batch_rows`
+    (set by `train.grpo.CVRGRPOTrainer`, since TRL passes only the prompts)."""
+
+    def __init__(
+        self,
+        episodes: Mapping[str, Episode],
+        perception: Perception,
+        limits: Limits,
+        protocol: str = "tools",
+        tools: list[dict] | None = None,
+        max_new_tokens: int = 128,
+    ):
+        self.episodes, self.perception, self.limits = episodes, perception, limits
+        self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
+        self.seconds = {"simulator": 0.0, "total": 0.0}
+        self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
+        self.episodes_run = self.turns_run = 0
+
+    def __call__(self, prompts: list, trainer) -> dict[str, list]:
+        rows = trainer.batch_rows
+        if len(rows) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(rows)} rows: batch_rows is stale")
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        tokenizer, args = trainer.processing_class, trainer.args
+        sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
+        batcher = TurnBatcher(lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling), live=len(rows))
+        episodes, policies = [], []
+        for prompt, row in zip(prompts, rows, strict=True):
+            episode = self.episodes[row["episode_id"]]
+            expected = EpisodeRules(episode, self.perception, self.limits, self.protocol).initial_messages()
+            if prompt[:1] != expected[:1]:  # the user message may carry a hint (train/methods/hints.py)
+                raise ValueError(f"the dataset prompt of {episode.id} is not for this agent ({self.protocol} protocol)")
+            episodes.append(episode)
+            policies.append(
+                TokenPolicy(
+                    model,
+                    tokenizer,
+                    protocol=self.protocol,
+                    tools=self.tools,
+                    max_new_tokens=self.max_new_tokens,
+                    max_completion_length=args.max_completion_length,
+                    sampler=batcher,
+                )
+            )
+
+        def one(i: int):
+            try:
+                return self.run(policies[i], episodes[i], prompts[i])
+            finally:
+                batcher.finished()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=len(rows), thread_name_prefix="rollout") as pool:
+            results = list(pool.map(one, range(len(rows))))
+        self.seconds["total"] += time.perf_counter() - started
+        self.batch_sizes = batcher.batches
+        return {
+            "prompt_ids": [p.prompt_ids for p in policies],
+            "completion_ids": [p.completion_ids for p in policies],
+            "logprobs": [p.logprobs for p in policies],
+            "env_mask": [p.env_mask for p in policies],
+            "trace": results,
+            "episode": episodes,
+        }
+
+    def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):
+        """One episode through the agent; the simulator's time is read from the trace."""
+        result, _ = Agent(policy, self.perception, self.limits).converse(episode, messages=prompt)
+        self.seconds["simulator"] += sum(step.tool_seconds for step in result.steps)
+        self.episodes_run += 1
+        self.turns_run += result.turns
+        return result
