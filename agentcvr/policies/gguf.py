@@ -145,18 +145,21 @@ class GGUFPolicy:
             return PolicyOutput(content=scan_turn(episode))
         recoveries = sum(_starts(m, _RECOVER_PREFIX) for m in messages)
         recovering = _starts(messages[-1], _RECOVER_PREFIX) if messages else False
+        shape = {"answer_only": forced_turn(messages), "tools_only": turns < self.min_calls}
+        # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
+        # rejected turn (usually an impossible interval) whole videos only
         grammar = self.grammar(
-            episode,
-            answer_only=forced_turn(messages),
-            tools_only=turns < self.min_calls,
-            # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
-            # rejected turn (usually an impossible interval) whole videos only
-            times="required" if self.scan else "none" if recovering else "optional",
+            episode, **shape, times="required" if self.scan else "none" if recovering else "optional"
         )
         # Greedy decoding repeats itself: the rejected output after a re-prompt, the same call turn after turn. An
         # output that repeats an earlier turn's calls is sampled again (new seed per attempt): until it differs after
         # a rejection (up to `resamples` times), once otherwise (the loop then notes the repeated call).
         earlier = {_calls(m.get("content") or "", episode) for m in messages if m["role"] == "assistant"}
+        rejected = {
+            _calls(m.get("content") or "", episode)
+            for m, reply in zip(messages, messages[1:], strict=False)
+            if m["role"] == "assistant" and _starts(reply, _RECOVER_PREFIX)
+        }
         for attempt in range(self.resamples + 1 if recovering else 2):
             request = {
                 "messages": fitted,
@@ -170,6 +173,12 @@ class GGUFPolicy:
             content = response["choices"][0]["message"].get("content") or ""
             if _calls(content, episode) not in earlier:
                 break
+        if _calls(content, episode) in rejected:
+            # sampling came back to a reply the loop refused: whole-video calls only, which have no interval to get
+            # wrong, so no episode repeats one invalid output
+            request |= {"grammar": self.grammar(episode, **shape, times="none"), "seed": request["seed"] + 1}
+            response = completion(self.server, request)
+            content = response["choices"][0]["message"].get("content") or ""
         usage = response.get("usage", {})
         self.timings.append(response.get("timings", {}))
         output = PolicyOutput(

@@ -157,3 +157,43 @@ def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umb
     assert answer["thought"].endswith(f"-> {answer['final_answer']}]")
     assert len(policy.timings) == before + 4  # the turn, then three re-asks
     assert policy.timings[-1]["cache_n"] > 0  # a re-ask reads only its own message: the rest is cached
+
+
+_LOOK = (
+    '{"action": "observe", "thought": "x", "params": {"observation_targets": '
+    '[{"video_index": 1, "start_time": 0, "end_time": 20}], "focus_prompt": "man"}}'
+)
+
+
+def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(policy, umbrella_script, monkeypatch):
+    """The model is wrapped at the llama.cpp boundary so that it writes the refused reply under any grammar that allows
+    times; the policy must then decode under the whole-video grammar (the real model) and send something new."""
+    from agentcvr.prompts import RECOVER
+
+    episode = umbrella_script.episode()
+    refused = (
+        '{"action": "get_caption", "thought": "listen", "params": {"video_index": 1, "start_time": 27, "end_time": 4}}'
+    )
+    whole_video = {policy.grammar(episode, tools_only=False, answer_only=False, times="none")}
+    real = policy.server
+
+    class Insistent:
+        def handle_chat_completions(self, request: dict) -> dict:
+            if request["grammar"] in whole_video:
+                return real.handle_chat_completions(request)
+            return {"choices": [{"message": {"content": refused}}], "usage": {}, "timings": {}}
+
+    monkeypatch.setattr(policy, "server", Insistent())
+    monkeypatch.setattr(policy, "scan", True)  # times required after the scan: the refused interval stays possible
+    observed = {"role": "user", "content": "Result of observe on video 1 [0-60 s]:\n[0.0s - 20.0s] A man walks."}
+    messages = [
+        *initial_messages(episode, "json", 8),
+        {"role": "assistant", "content": refused},
+        {"role": "user", "content": RECOVER.format(error="end must be after start", hint="")},
+        {"role": "assistant", "content": _LOOK},
+        observed,
+    ]
+    output = policy.act(messages, episode)
+    turn = parse_turn(output.content, None, episode)
+    assert output.content != refused and isinstance(turn, ParsedTurn)
+    assert all(a.start == 0 for a in turn.actions if a.tool != "answer")  # whole videos
