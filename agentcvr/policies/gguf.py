@@ -153,7 +153,7 @@ class GGUFPolicy:
         )
         # Greedy decoding repeats itself: the rejected output after a re-prompt, the same call turn after turn. An
         # output that repeats an earlier turn's calls is sampled again (new seed per attempt): until it differs after
-        # a rejection (up to `resamples` times), once otherwise (the loop then notes the repeated call).
+        # a rejection (up to `resamples` times), once otherwise; a valid call still repeated turns into the answer.
         earlier = {_calls(m.get("content") or "", episode) for m in messages if m["role"] == "assistant"}
         rejected = {
             _calls(m.get("content") or "", episode)
@@ -173,7 +173,13 @@ class GGUFPolicy:
             content = response["choices"][0]["message"].get("content") or ""
             if _calls(content, episode) not in earlier:
                 break
-        if _calls(content, episode) in rejected:
+        if _calls(content, episode) in earlier - rejected and turns >= self.min_calls:
+            # asking again for what it already has: nothing new to look at, so the model answers now (a 1.5B otherwise
+            # repeats one valid call until the turn limit, a minute a turn on 2 cores)
+            request |= {"grammar": self.grammar(episode, answer_only=True), "temperature": self.temperature}
+            response = completion(self.server, request)
+            content = response["choices"][0]["message"].get("content") or ""
+        elif _calls(content, episode) in rejected:
             # sampling came back to a reply the loop refused: whole-video calls only, which have no interval to get
             # wrong, so no episode repeats one invalid output
             request |= {"grammar": self.grammar(episode, **shape, times="none"), "seed": request["seed"] + 1}
