@@ -15,6 +15,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+# The tracked objects of the one UAV recording that MSR and MOC both ask about.
+UAV_OBJECTS = [
+    {"id": 7, "label": "car"},
+    {"id": 8, "label": "car"},
+    {"id": 9, "label": "bus"},
+    {"id": 10, "label": "car"},
+    {"id": 11, "label": "person"},
+]
+
 OPTIONS = ["A. Video one.", "B. Video two.", "C. Video three.", "D. Video four."]
 ITEMS: dict[str, list[dict]] = {
     "BU": [
@@ -111,13 +120,7 @@ ITEMS: dict[str, list[dict]] = {
             "question": "When {B4} leaves view B, where is {A4} relative to {A4}'s lane and A2?",
             "options": ["A. left of {A4}", "B. right", "C. behind", "D. right"],
             "answer": "B",
-            "objects": [
-                {"id": 7, "label": "car"},
-                {"id": 8, "label": "car"},
-                {"id": 9, "label": "bus"},
-                {"id": 10, "label": "car"},
-                {"id": 11, "label": "person"},
-            ],
+            "objects": UAV_OBJECTS,
             "vid": 5,
         }
     ],
@@ -127,13 +130,7 @@ ITEMS: dict[str, list[dict]] = {
             "question": "How many cars overtake {A1}?",
             "options": ["A. 0", "B. 1", "C. 2", "D. 3"],
             "answer": "B ",
-            "objects": [
-                {"id": 7, "label": "car"},
-                {"id": 8, "label": "car"},
-                {"id": 9, "label": "bus"},
-                {"id": 10, "label": "car"},
-                {"id": 11, "label": "person"},
-            ],
+            "objects": UAV_OBJECTS,
             "vid": 5,
         }
     ],
