@@ -199,3 +199,7 @@ def _register_commands() -> None:
 
 
 _register_commands()
+
+
+if __name__ == "__main__":  # `python -m agentcvr.cli ...`, as subprocesses launch it
+    app()

@@ -30,7 +30,7 @@ from train.config import load_config  # noqa: E402
 from train.pipeline import make_perception  # noqa: E402
 from train.tiny_model import build_tiny_model, parameter_count  # noqa: E402
 from train.tokenizer import train_tokenizer  # noqa: E402
-from train.trajectories import expert_conversations, scripts_by_id  # noqa: E402
+from train.trajectories import scripts_by_id, teacher_conversations  # noqa: E402
 
 
 def reading_examples(cfg, tasks: list[str], count: int, seed: int) -> list[tuple[str, str, str]]:
@@ -40,9 +40,9 @@ def reading_examples(cfg, tasks: list[str], count: int, seed: int) -> list[tuple
     for task in tasks:
         scripts = [generate_one(task, i, seed) for i in range(count)]
         table = scripts_by_id(scripts)
-        conversations, _ = expert_conversations(scripts, ExpertPolicy(table), make_perception(cfg, table), limits)
+        conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), make_perception(cfg, table), limits)
         for messages in conversations:
-            seen = [m["content"] for m in messages if m["role"] == "tool" and m["name"] != "answer"]
+            seen = [m["content"] for m in messages if m["role"] == "tool"]
             answer = next(
                 call["function"]["arguments"]["answer"]
                 for m in messages

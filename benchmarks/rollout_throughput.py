@@ -65,13 +65,13 @@ def warm_start(folder: Path):
     from train.sft import _collate, assistant_loss, encode
     from train.tiny_model import build_tiny_model
     from train.tokenizer import boilerplate, render_with_template, train_tokenizer
-    from train.trajectories import expert_conversations
+    from train.trajectories import teacher_conversations
 
     torch.manual_seed(0)
     limits = Limits(max_turns=4, max_observation_chars=200)
     scripts = generate("PI", 2, seed=0)
     table = {s.id: s for s in scripts}
-    conversations, _ = expert_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
     texts = render_with_template(conversations, tool_schemas())
     tokenizer = train_tokenizer(texts * 4, vocab_size=1024, fixed=boilerplate(tool_schemas()))
     cfg = TrainConfig().model.model_copy(

@@ -76,6 +76,11 @@ class SFTConfig(_Section):
     """Warm start: next-token loss on the assistant tokens of expert trajectories, until validation stops improving."""
 
     enabled: bool = True
+    teacher: Literal["expert", "scan"] = Field(
+        default="expert",
+        description="Whose trajectories: the expert (looks where the script's evidence is) or the scan teacher "
+        "(looks only where the question points, a policy can imitate it).",
+    )
     max_epochs: int = 30
     batch_size: int = 16
     learning_rate: float = 2e-3
@@ -128,10 +133,15 @@ class GRPOSection(_Section):
 
 
 class RewardConfig(_Section):
-    """Correctness from the task registry plus a format bonus."""
+    """Correctness from the task registry, a format bonus and, optionally, the evidence process reward."""
 
     dense: bool = Field(default=False, description="Dense correctness (IoU for FSA, position accuracy for PSS).")
     format_bonus: float = Field(default=0.1, description="Paid when every tool call was valid and >= 1 was made.")
+    evidence: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Weight of the evidence reward (share of the script's evidence facts observed); 0 = logged only.",
+    )
 
 
 class EvalConfig(_Section):

@@ -23,8 +23,8 @@ from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
 from agentcvr.script import Script
 from agentcvr.tasks import get_task
-from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
+from train.rewards import evidence_share
 
 
 class BatchingPolicy:
@@ -69,17 +69,17 @@ class BatchingPolicy:
                 future.set_result(output)
 
 
-class ExpertLooks:
-    """The expert's tool calls, the policy's answer: success then measures reading apart from looking (the policy
-    answers with every evidence fact in front of it). If the policy calls a tool instead, it keeps the turn."""
+class TeacherLooks:
+    """The teacher's tool calls, the policy's answer: success then measures reading apart from looking (the policy
+    answers with what the teacher saw in front of it). If the policy calls a tool instead, it keeps the turn."""
 
     protocol = "tools"
 
-    def __init__(self, expert: Policy, policy: Policy):
-        self.expert, self.policy = expert, policy
+    def __init__(self, teacher: Policy, policy: Policy):
+        self.teacher, self.policy = teacher, policy
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        planned = self.expert.act(messages, episode)
+        planned = self.teacher.act(messages, episode)
         calls = planned.tool_calls or []
         if calls and calls[0]["function"]["name"] != "answer":
             return planned
@@ -93,14 +93,14 @@ def evaluate(
     limits: Limits,
     batch_size: int = 32,
     progress: Callable[[int, int], None] | None = None,
-    expert_looks: Policy | None = None,
+    teacher_looks: Policy | None = None,
 ) -> dict:
     """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time. With
-    `expert_looks` (an `ExpertPolicy` over the scripts) that expert makes the tool calls and `policy` only answers."""
+    `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers."""
     started = time.perf_counter()
     batched = hasattr(policy, "act_batch") and batch_size > 1
     serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
-    acting = ExpertLooks(expert_looks, serving) if expert_looks is not None else serving
+    acting = TeacherLooks(teacher_looks, serving) if teacher_looks is not None else serving
     local = threading.local()
     done = [0]
 
@@ -133,8 +133,8 @@ def _score(result: EpisodeResult, script: Script) -> float:
 def evidence_seen(result: EpisodeResult, script: Script) -> bool:
     """Whether the episode's observations delivered every evidence fact of the script: tells a policy that does not
     look in the right place (seen rarely) from one that looks but cannot read (seen, yet wrong)."""
-    observed = " ".join(step.observation or "" for step in result.steps if step.kind == "tool")
-    return all(facts_found([item.fact for item in script.evidence], observed))
+    facts = [item.fact for item in script.evidence]
+    return not facts or evidence_share(result, facts) == 1.0
 
 
 def summarize(rows: list[tuple[str, float, EpisodeResult, bool]]) -> dict:

@@ -19,7 +19,7 @@ from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception
 from train.config import TrainConfig
-from train.rewards import Correctness, FormatBonus
+from train.rewards import Correctness, EvidenceReward, FormatBonus
 from train.rollout import RolloutFunc
 
 if TYPE_CHECKING:
@@ -84,7 +84,8 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
         gradient_checkpointing=g.gradient_checkpointing,
         deepspeed=g.deepspeed,
-        reward_weights=[1.0, 1.0] + [1.0] * extra_rewards,  # correctness, format (its size lives in FormatBonus)
+        # correctness, format (its size lives in FormatBonus), evidence (logged even at weight 0)
+        reward_weights=[1.0, 1.0, cfg.reward.evidence] + [1.0] * extra_rewards,
         log_completions=False,
         shuffle_dataset=True,
         dataloader_num_workers=0,
@@ -102,9 +103,11 @@ def build_trainer(
     logging_dir: Path,
     callbacks: Sequence = (),
     extra_rewards: Sequence = (),
+    evidence: Mapping[str, Sequence[str]] | None = None,
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
-    loaded from it when beta > 0) or a model object. `extra_rewards` (weight 1 each) are for experiments and tests.
+    loaded from it when beta > 0) or a model object. `evidence` maps episode ids to the facts the evidence reward
+    looks for (`reward.evidence` weighs it). `extra_rewards` (weight 1 each) are for experiments and tests.
     The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
     from train.methods.select import trainer_class
 
@@ -121,7 +124,7 @@ def build_trainer(
     trainer = trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), *extra_rewards],
+        reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), EvidenceReward(evidence or {}), *extra_rewards],
         args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
         rollout_func=rollouts,

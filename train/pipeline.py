@@ -1,4 +1,4 @@
-"""`agentcvr train-sim`, top to bottom: config -> scripts -> expert trajectories -> tokenizer + model -> warm-start SFT
+"""`agentcvr train-sim`, top to bottom: config -> scripts -> teacher trajectories -> tokenizer + model -> warm-start SFT
 -> held-out evaluation -> GRPO in the simulator -> held-out evaluation -> curves and report.
 
 Every stage leaves its result in the run folder, so `--resume` after a crash (even kill -9) skips finished stages and
@@ -7,7 +7,7 @@ step, so no step is lost or counted twice. Layout of a run folder:
 
     config.yaml            resolved config + package versions
     warmstart/             SFT model, tokenizer, tools.json, sft.json, sft_loss.png, DONE
-    eval_expert.json  eval_warmstart.json  eval_final.json
+    eval_teacher.json  eval_warmstart.json  eval_final.json   (+ *_reading: the teacher looks, the policy answers)
     grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
     metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
     final/                 the trained policy: `agentcvr run --policy hf:RUN/final`
@@ -63,6 +63,17 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
         j = cfg.methods.jigsaw
         grpo = [jigsaw_script(s, j.n_clips, j.trim, j.mode, seed=cfg.seed + i) for i, s in enumerate(grpo)]
     return sft, grpo, heldout
+
+
+def make_teacher(cfg: TrainConfig, scripts: dict[str, Script]):
+    """Who writes the warm-start trajectories (`sft.teacher`) and makes the calls of the reading probe."""
+    if cfg.sft.teacher == "scan":
+        from agentcvr.policies.scan_teacher import ScanTeacher
+
+        return ScanTeacher(scripts)
+    from agentcvr.policies.expert import ExpertPolicy
+
+    return ExpertPolicy(scripts)
 
 
 def make_perception(cfg: TrainConfig, scripts: dict[str, Script]):
@@ -125,11 +136,10 @@ class Run:
         """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder (or,
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.actions import tool_schemas
-        from agentcvr.policies.expert import ExpertPolicy
         from train import sft
         from train.tiny_model import build_tiny_model, load_policy_model, parameter_count
         from train.tokenizer import train_tokenizer
-        from train.trajectories import expert_conversations, scripts_by_id
+        from train.trajectories import scripts_by_id, teacher_conversations
 
         if not self.cfg.sft.enabled:
             if self.cfg.model.kind != "pretrained" or not self.cfg.model.name_or_path:
@@ -145,8 +155,8 @@ class Run:
         folder.mkdir(parents=True)
         started = time.perf_counter()
         table = scripts_by_id(self.sft_scripts)
-        conversations, _ = expert_conversations(
-            self.sft_scripts, ExpertPolicy(table), make_perception(self.cfg, table), self.limits
+        conversations, _ = teacher_conversations(
+            self.sft_scripts, make_teacher(self.cfg, table), make_perception(self.cfg, table), self.limits
         )
         tools = tool_schemas()
         if self.cfg.model.kind == "tiny":
@@ -163,7 +173,7 @@ class Run:
             texts = sft.render(tokenizer, conversations, tools)
         self.timings["trajectories"] = time.perf_counter() - started
         self.log(
-            f"warm start: {len(conversations)} expert trajectories, tokenizer {len(tokenizer)} tokens, "
+            f"warm start: {len(conversations)} {self.cfg.sft.teacher} trajectories, tokenizer {len(tokenizer)} tokens, "
             f"model {parameter_count(model) / 1e6:.2f} M parameters"
         )
         result = sft.train_sft(model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log)
@@ -178,11 +188,11 @@ class Run:
         self.timings["warm_start"] = time.perf_counter() - started
         return str(folder)
 
-    def evaluate(self, name: str, policy_dir: str | None, expert_looks: bool = False) -> dict:
-        """Held-out evaluation of a saved policy (or of the expert when `policy_dir` is None), cached as JSON. With
-        `expert_looks` the expert makes the calls and the policy only answers: its reading, apart from looking."""
+    def evaluate(self, name: str, policy_dir: str | None, teacher_looks: bool = False) -> dict:
+        """Held-out evaluation of a saved policy (or of the teacher when `policy_dir` is None), cached as JSON. With
+        `teacher_looks` the teacher (`sft.teacher`) makes the calls and the policy only answers: its reading, apart
+        from looking."""
         from agentcvr.actions import tool_schemas
-        from agentcvr.policies.expert import ExpertPolicy
         from agentcvr.policies.hf_policy import HFPolicy
         from train.evaluate import evaluate
         from train.trajectories import scripts_by_id
@@ -192,7 +202,7 @@ class Run:
             return json.loads(path.read_text())
         table = scripts_by_id(self.heldout)
         if policy_dir is None:
-            policy = ExpertPolicy(table)
+            policy = make_teacher(self.cfg, table)
         else:
             e = self.cfg.eval
             policy = HFPolicy(
@@ -208,7 +218,7 @@ class Run:
             make_perception(self.cfg, table),
             self.limits,
             batch_size=self.cfg.eval.batch_size,
-            expert_looks=ExpertPolicy(table) if expert_looks else None,
+            teacher_looks=make_teacher(self.cfg, table) if teacher_looks else None,
         )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]
@@ -266,6 +276,7 @@ class Run:
             grpo_dir,
             self.out / "tb",
             callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],
+            evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
         )
         trainer.remove_callback(PrinterCallback)  # the rich bar and metrics.jsonl replace raw log printing
         started = time.perf_counter()
@@ -323,18 +334,18 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     run.prepare()
     warm = run.warm_start()
     reports: dict[str, dict] = {}
-    reading: dict[str, dict] = {}  # the expert looks, the policy answers: reading apart from looking
+    reading: dict[str, dict] = {}  # the teacher looks, the policy answers: reading apart from looking
     evaluate = cfg.eval.enabled and world_size() == 1  # several processes: evaluate the saved policy afterwards
     if evaluate:
-        reports["expert"] = run.evaluate("expert", None)
+        reports["teacher"] = run.evaluate("teacher", None)
         reports["warmstart"] = run.evaluate("warmstart", warm)
-        reading["warmstart"] = run.evaluate("warmstart_reading", warm, expert_looks=True)
+        reading["warmstart"] = run.evaluate("warmstart_reading", warm, teacher_looks=True)
     final = run.grpo(warm)
     if world_size() > 1 and int(os.environ.get("RANK", "0")) != 0:
         return {}
     if evaluate:
         reports["grpo"] = run.evaluate("final", final)
-        reading["grpo"] = run.evaluate("final_reading", final, expert_looks=True)
+        reading["grpo"] = run.evaluate("final_reading", final, teacher_looks=True)
     metrics = read_metrics(run.out / "metrics.jsonl")
     plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
     throughput = _throughput(metrics)
@@ -345,19 +356,21 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
         "steps": metrics[-1]["step"] if metrics else 0,
         "throughput": throughput,
         "heldout": reports,
-        "heldout_expert_looks": reading,
+        "heldout_teacher_looks": reading,
     }
     (run.out / "report.json").write_text(json.dumps(report, indent=1))
     table = comparison_table(reports) if reports else ""
     reading_table = comparison_table(reading) if reading else ""
     (run.out / "report.md").write_text(
         f"# train-sim {cfg.name}\n\nHeld-out success:\n\n```\n{table}\n```\n\n"
-        f"Reading (the expert makes the calls, the policy answers):\n\n```\n{reading_table}\n```\n\n"
+        f"Reading (the {cfg.sft.teacher} teacher makes the calls, the policy answers):\n\n```\n{reading_table}\n```\n\n"
         f"{json.dumps(throughput)}\n"
     )
     if table:
-        run.log("held-out success per task (expert = upper bound, warmstart = SFT start, grpo = end):\n" + table)
-        run.log("reading (the expert makes the calls, the policy answers):\n" + reading_table)
+        run.log(
+            f"held-out success per task (teacher = {cfg.sft.teacher}, warmstart = SFT start, grpo = end):\n" + table
+        )
+        run.log(f"reading (the {cfg.sft.teacher} teacher makes the calls, the policy answers):\n" + reading_table)
     run.log(
         f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
         f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step"

@@ -8,13 +8,20 @@ the same record of the episode as the held-out evaluation does.
 - `FormatBonus`: +0.1 when every turn was a valid action AND at least one observe/listen was made before the answer.
   The published code paid it for zero calls too, which rewards answering blind; we do not.
 
+- `EvidenceReward`: the share of the script's evidence facts that the episode's observations contain, a dense
+  process reward only a simulator can pay (it knows which facts the answer needs). Always computed and logged
+  (`rewards/evidence/mean`); its weight, `reward.evidence`, is 0 unless switched on.
+
 `Correctness` also logs the episode statistics (turns, tool calls, answered share) through TRL's `log_metric`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from agentcvr.episode import Episode
 from agentcvr.tasks import get_task
+from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
 
 
@@ -49,6 +56,31 @@ class FormatBonus:
 
     def __call__(self, completions: list, trace: list[EpisodeResult], **kwargs) -> list[float]:
         return [self.bonus if well_formed(result) else 0.0 for result in trace]
+
+
+class EvidenceReward:
+    """The share of the episode's evidence facts that its observations delivered (0..1); episodes without known
+    evidence (an id missing from `evidence`) earn 0."""
+
+    __name__ = "evidence"
+
+    def __init__(self, evidence: Mapping[str, Sequence[str]]):
+        self.evidence = evidence
+
+    def __call__(self, completions: list, trace: list[EpisodeResult], episode: list[Episode], **kwargs) -> list[float]:
+        return [evidence_share(result, self.evidence.get(ep.id, ())) for result, ep in zip(trace, episode, strict=True)]
+
+
+def observed_text(result: EpisodeResult) -> str:
+    """Everything the episode's tool calls returned, in order."""
+    return " ".join(step.observation or "" for step in result.steps if step.kind == "tool")
+
+
+def evidence_share(result: EpisodeResult, facts: Sequence[str]) -> float:
+    if not facts:
+        return 0.0
+    found = facts_found(facts, observed_text(result))
+    return sum(found) / len(found)
 
 
 def score(result: EpisodeResult, episode: Episode, dense: bool = False) -> float:

@@ -55,10 +55,11 @@ def _compact(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def expert_conversations(
+def teacher_conversations(
     scripts: Iterable[Script], policy: Policy, perception: Perception, limits: Limits
 ) -> tuple[list[list[dict]], list[EpisodeResult]]:
-    """Run the expert through the agent loop on each script; conversations of the answered episodes, and all results."""
+    """Run the teacher (expert or scan) through the agent loop on each script; conversations of the answered
+    episodes, and all results."""
     agent = Agent(policy, perception, limits)
     conversations, results = [], []
     for script in scripts:

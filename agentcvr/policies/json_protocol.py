@@ -20,7 +20,7 @@ from itertools import combinations
 from typing import Any, Literal
 
 from agentcvr.episode import Episode, VideoRef
-from agentcvr.policies.option_vote import option_texts
+from agentcvr.policies.scan_teacher import scan_focus
 
 LETTER_TASKS = frozenset({"NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MAX_TARGETS = 4  # observation targets in one observe call (side-by-side comparison)
@@ -65,8 +65,7 @@ def scan_turn(episode: Episode) -> str:
     what the question and its options name. Written for the model, not by it: the 1.5B's own focus prompts are vague
     ("any actions that do not make sense"), and a vague focus brings back arbitrary events of a whole video (with the
     question and options as the focus a scan holds 80 % of the evidence facts, with the question alone 74 %)."""
-    options = " ".join(option_texts(episode.options))
-    focus = f"{episode.question} {options}".strip()[:500]
+    focus = scan_focus(episode)
     targets = [{"video_index": video.index} for video in episode.videos]
     thought = "Scan every video for what the question and its options name."
     turn = {"action": "observe", "thought": thought, "params": {"observation_targets": targets, "focus_prompt": focus}}

@@ -15,7 +15,7 @@ from train.pipeline import save_policy
 from train.sft import _collate, assistant_loss, encode
 from train.tiny_model import build_tiny_model
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
-from train.trajectories import expert_conversations
+from train.trajectories import teacher_conversations
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +25,7 @@ def warm_start(tmp_path_factory):
     limits = Limits(max_turns=4, max_observation_chars=200)  # short episodes: 4 turns, 200-character tool output
     scripts = generate("PI", 2, seed=0)  # two episodes: GRPO replays what SFT memorized, so tool calls come out
     table = {s.id: s for s in scripts}
-    conversations, _ = expert_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
     texts = render_with_template(conversations, tool_schemas())
     tokenizer = train_tokenizer(
         texts * 4, vocab_size=1024, fixed=boilerplate(tool_schemas())

@@ -24,16 +24,16 @@ def test_expert_sees_all_evidence_and_a_random_policy_mostly_does_not():
     assert lines[-1].startswith("overall") and "100%" in lines[-1]
 
 
-def test_expert_looks_hands_the_evidence_to_the_policy_that_answers():
+def test_teacher_looks_hands_the_evidence_to_the_policy_that_answers():
     """With the expert making the calls, a policy that answers at random sees every fact and still scores chance:
     the probe separates reading from looking."""
     scripts = [s for task in ("NC", "PEA") for s in generate(task, 10, seed=78)]
     table = {s.id: s for s in scripts}
     simulator, limits = ScriptSimulator(table), Limits(max_turns=6)
     probe = evaluate(
-        RandomPolicy(seed=4, max_calls=1), scripts, simulator, limits, batch_size=1, expert_looks=ExpertPolicy(table)
+        RandomPolicy(seed=4, max_calls=1), scripts, simulator, limits, batch_size=1, teacher_looks=ExpertPolicy(table)
     )
     assert probe["overall"]["evidence_seen"] == 1.0
     assert probe["overall"]["success"] < 0.6
-    reader = evaluate(ExpertPolicy(table), scripts, simulator, limits, batch_size=1, expert_looks=ExpertPolicy(table))
+    reader = evaluate(ExpertPolicy(table), scripts, simulator, limits, batch_size=1, teacher_looks=ExpertPolicy(table))
     assert reader["overall"]["success"] == 1.0

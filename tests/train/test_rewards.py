@@ -11,7 +11,7 @@ from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.protocols import Limits
 from agentcvr.script import Event, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
-from train.rewards import Correctness, FormatBonus
+from train.rewards import Correctness, EvidenceReward, FormatBonus
 
 
 def call(name: str, arguments: dict) -> dict:
@@ -68,3 +68,22 @@ def fsa_script() -> Script:
 def test_dense_correctness_is_optional(answer, dense, expected):
     result, episode = play(fsa_script(), [call("answer", {"answer": answer})])
     assert Correctness(dense=dense)([[]], trace=[result], episode=[episode]) == [pytest.approx(expected)]
+
+
+DOG, CAT = "a brown dog runs in a park", "the cat drinks milk"
+
+
+@pytest.mark.parametrize(
+    ("outputs", "share"),
+    [
+        ([LOOK, call("answer", {"answer": "B"})], 0.5),  # video 2 holds the dog, not the cat
+        ([LOOK, call("observe", {"video": 1, "start": 18, "end": 28}), call("answer", {"answer": "A"})], 1.0),
+        ([call("answer", {"answer": "B"})], 0.0),  # answered blind: nothing observed
+        ([call("observe", {"video": 1, "start": 0, "end": 10}), call("answer", {"answer": "B"})], 0.0),  # wrong place
+    ],
+)
+def test_evidence_reward_is_the_share_of_facts_observed(pet_script, outputs, share):
+    result, episode = play(pet_script, outputs)
+    reward = EvidenceReward({episode.id: [DOG, CAT]})
+    assert reward([[]], trace=[result], episode=[episode]) == [share]  # paid whatever the answer's correctness
+    assert EvidenceReward({})([[]], trace=[result], episode=[episode]) == [0.0]  # unknown episode: no evidence known

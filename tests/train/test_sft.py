@@ -8,13 +8,13 @@ from agentcvr.protocols import Limits
 from simulator.script_sim import ScriptSimulator
 from train.sft import encode, split_assistant_spans
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
-from train.trajectories import expert_conversations
+from train.trajectories import teacher_conversations
 
 
 def test_encoding_matches_the_rollout_layout(pet_script):
     limits = Limits(max_turns=4, max_observation_chars=300)
     table = {pet_script.id: pet_script}
-    conversations, results = expert_conversations([pet_script], ExpertPolicy(table), ScriptSimulator(table), limits)
+    conversations, results = teacher_conversations([pet_script], ExpertPolicy(table), ScriptSimulator(table), limits)
     assert results[0].answer == "B" and len(conversations) == 1
     text = render_with_template(conversations, tool_schemas())[0]
     tokenizer = train_tokenizer([text] * 4, vocab_size=600, fixed=boilerplate(tool_schemas()))

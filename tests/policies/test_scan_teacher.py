@@ -1,0 +1,55 @@
+"""The scan teacher through the real loop and simulator: its calls come only from what the policy sees, its answer
+is the truth only when the evidence came back."""
+
+from __future__ import annotations
+
+from agentcvr.agent import Agent
+from agentcvr.policies.scan_teacher import ScanTeacher, scan_focus
+from agentcvr.protocols import Limits
+from agentcvr.tasks import get_task
+from scripts_gen.generate import generate_one
+from simulator.script_sim import ScriptSimulator
+from train.evaluate import evidence_seen
+
+
+def run(script, max_observation_chars: int = 600):
+    table = {script.id: script}
+    limits = Limits(max_turns=4, max_observation_chars=max_observation_chars)
+    return Agent(ScanTeacher(table), ScriptSimulator(table), limits).run(script.episode())
+
+
+def test_scans_every_video_whole_then_answers_the_truth():
+    script = generate_one("CC", 2, 10000)
+    result = run(script)
+    looks = [step for step in result.steps if step.kind == "tool"]
+    assert [step.arguments["video"] for step in looks] == [v.index for v in script.videos]
+    assert all(step.arguments["start"] == 0 and step.turn == 0 for step in looks)  # one turn, whole videos
+    assert {step.arguments["focus"] for step in looks} == {scan_focus(script.episode())}
+    assert evidence_seen(result, script)
+    assert result.answer == get_task("CC").official_form(script.answer)
+
+
+def test_movie_tasks_also_listen():
+    result = run(generate_one("PI", 1, 10000))
+    assert [step.tool for step in result.steps] == ["observe", "observe", "listen", "listen", "answer"]
+
+
+def test_the_calls_do_not_read_the_script():
+    script = generate_one("PEA", 3, 10000)
+    moved = script.model_copy(update={"evidence": [e.model_copy(update={"start": 0.0}) for e in script.evidence]})
+    calls = [(s.tool, s.arguments) for s in run(script).steps if s.kind == "tool"]
+    assert calls == [(s.tool, s.arguments) for s in run(moved).steps if s.kind == "tool"]
+
+
+def test_without_the_evidence_it_answers_at_random():
+    task = get_task("CC")
+    truths = wrong = 0
+    for index in range(16):
+        script = generate_one("CC", index, 10000)
+        result = run(script, max_observation_chars=100)  # cut short: the evidence rarely comes back
+        if evidence_seen(result, script):
+            continue
+        assert task.normalize(result.answer) is not None  # still a well-formed answer
+        truths += result.answer == task.official_form(script.answer)
+        wrong += result.answer != task.official_form(script.answer)
+    assert wrong > truths  # a guess, not the truth
