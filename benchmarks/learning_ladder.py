@@ -1,6 +1,7 @@
 """The learning ladder: which rung GRPO in the script simulator moves, before and after, per task kind and seed.
 
-    .venv/bin/python benchmarks/learning_ladder.py --preset cpu-learn --seeds 0 1 --evidence 0 0.5 --out runs/ladder
+    .venv/bin/python benchmarks/learning_ladder.py --preset cpu-learn --seeds 0 1 --out runs/ladder
+    .venv/bin/python benchmarks/learning_ladder.py --variant vanilla= --variant tas=methods.tas.enabled=true ...
 
 A policy answers right only if it acts validly, looks where the evidence is, and reads what it saw; the rungs are
 measured on the held-out scripts of the run, before GRPO (the warm start) and after:
@@ -9,11 +10,12 @@ measured on the held-out scripts of the run, before GRPO (the warm start) and af
 - reading: success when the teacher makes the calls and the policy only answers (its reading, apart from looking);
 - success: the official CrossVid score of the policy's own episodes.
 
-Each (seed, evidence weight) pair is one `agentcvr train-sim` run in `OUT/seed{S}-evidence{W}`; the runs of one seed
-share its warm start (the first weight trains it, the others copy it), so the evidence reward is compared on the same
-starting policy. `--jobs` runs go at once, one core each. Finished runs are reused, so after a crash the same command
-resumes (train-sim's own `--resume` continues a run from its last checkpoint). Prints the table (also OUT/ladder.md)
-and draws the GRPO curves of every run in OUT/ladder_curves.png.
+A variant is a name and train-sim overrides (`NAME=key=value,key=value`; by default the evidence reward off and on).
+Each (seed, variant) pair is one `agentcvr train-sim` run in `OUT/seed{S}-{NAME}`; the runs of one seed share its warm
+start (the first variant trains it, the others copy it), so variants are compared on the same starting policy.
+`--jobs` runs go at once, one core each. Finished runs are reused, so after a crash the same command resumes
+(train-sim's own `--resume` continues a run from its last checkpoint). Prints the table (also OUT/ladder.md) and
+draws the GRPO curves of every run in OUT/ladder_curves.png.
 """
 
 from __future__ import annotations
@@ -45,15 +47,22 @@ CURVES = [
 ]
 
 
-def run_folder(out: Path, seed: int, weight: float) -> Path:
-    return out / f"seed{seed}-evidence{weight:g}"
+DEFAULT_VARIANTS = ["evidence0=reward.evidence=0", "evidence0.5=reward.evidence=0.5"]
 
 
-def train(preset: str, folder: Path, seed: int, weight: float, overrides: list[str], log: Path) -> float:
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """`name=key=value,key=value` -> (name, overrides); `name=` has none."""
+    name, _, rest = text.partition("=")
+    if not name or not name.replace(".", "").replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"variant {text!r}: write NAME=key=value,key=value (NAME of letters, digits, . - _)")
+    return name, [item for item in rest.split(",") if item]
+
+
+def train(preset: str, folder: Path, seed: int, overrides: list[str], log: Path) -> float:
     """One train-sim run (resumed if the folder exists); returns its wall time."""
     command = [
         sys.executable, "-m", "agentcvr.cli", "train-sim", "--preset", preset, "--out", str(folder), "--resume",
-        "-o", f"seed={seed}", "-o", f"reward.evidence={weight}",
+        "-o", f"seed={seed}",
     ]  # fmt: skip
     for override in overrides:
         command += ["-o", override]
@@ -99,16 +108,16 @@ def ladder(folder: Path) -> dict[str, dict[str, dict[str, float]]]:
     return found
 
 
-def table(results: dict[tuple[int, float], dict], weights: list[float], seeds: list[int]) -> str:
-    """Markdown: per evidence weight and task kind, each rung before -> after GRPO (mean over seeds, and each
-    seed's change)."""
+def table(results: dict[tuple[int, str], dict], variants: dict[str, list[str]], seeds: list[int]) -> str:
+    """Markdown: per variant and task kind, each rung before -> after GRPO (mean over seeds, and each seed's
+    change)."""
     lines = []
-    for weight in weights:
-        runs = [results[(seed, weight)] for seed in seeds]
+    for name, overrides in variants.items():
+        runs = [results[(seed, name)] for seed in seeds]
         tasks = [t for t in runs[0]["before"] if t != "overall"] + ["overall"]
         lines += [
-            f"\nevidence reward weight {weight:g}, seeds {', '.join(map(str, seeds))}: before -> after GRPO, "
-            "mean over seeds (change per seed)\n",
+            f"\n{name} ({', '.join(overrides) or 'the preset'}), seeds {', '.join(map(str, seeds))}: before -> after "
+            "GRPO, mean over seeds (change per seed, points)\n",
             "| task | " + " | ".join(RUNGS) + " |",
             "| --- |" + " --- |" * len(RUNGS),
         ]
@@ -123,16 +132,17 @@ def table(results: dict[tuple[int, float], dict], weights: list[float], seeds: l
     return "\n".join(lines)
 
 
-def plot(folders: dict[tuple[int, float], Path], path: Path, title: str) -> None:
+def plot(folders: dict[tuple[int, str], Path], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 3, figsize=(14, 7.5))
-    weights = sorted({weight for _, weight in folders})
-    colors = {weight: f"C{i}" for i, weight in enumerate(weights)}
-    for (seed, weight), folder in sorted(folders.items()):
+    names = list(dict.fromkeys(name for _, name in folders))
+    colors = {name: f"C{i}" for i, name in enumerate(names)}
+    first_seed = min(seed for seed, _ in folders)
+    for (seed, name), folder in folders.items():
         metrics = read_metrics(folder / "metrics.jsonl") if (folder / "metrics.jsonl").exists() else []
         for ax, (name, key) in zip(axes.flat, CURVES, strict=True):
             points = [(row["step"], row[key]) for row in metrics if key in row]
@@ -140,8 +150,8 @@ def plot(folders: dict[tuple[int, float], Path], path: Path, title: str) -> None
                 continue
             steps, values = zip(*points, strict=True)
             smooth = [statistics.fmean(values[max(0, i - 4) : i + 1]) for i in range(len(values))]
-            style = "-" if seed == min(s for s, _ in folders) else "--"
-            ax.plot(steps, smooth, style, color=colors[weight], label=f"evidence {weight:g}, seed {seed}")
+            style = "-" if seed == first_seed else "--"
+            ax.plot(steps, smooth, style, color=colors[name], label=f"{name}, seed {seed}")
             ax.set_title(name)
             ax.set_xlabel("GRPO step")
     axes.flat[0].legend(fontsize=8)
@@ -155,32 +165,39 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu-learn", help="train-sim preset (name or YAML)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--evidence", type=float, nargs="+", default=[0.0, 0.5], help="evidence reward weights")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="NAME=key=value,key=value (repeatable; the first trains the warm start). Default: "
+        + " ".join(DEFAULT_VARIANTS),
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/ladder"))
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one core each)")
     parser.add_argument("-o", "--override", action="append", default=[], help="key=value on the preset")
     args = parser.parse_args()
 
+    variants = dict(parse_variant(text) for text in args.variant or DEFAULT_VARIANTS)
     args.out.mkdir(parents=True, exist_ok=True)
-    folders = {(s, w): run_folder(args.out, s, w) for s in args.seeds for w in args.evidence}
-    first, rest = args.evidence[0], args.evidence[1:]
+    folders = {(s, name): args.out / f"seed{s}-{name}" for name in variants for s in args.seeds}
+    first, *rest = variants
 
-    def job(seed: int, weight: float) -> None:
-        folder = folders[(seed, weight)]
-        if weight != first:
+    def job(seed: int, name: str) -> None:
+        folder = folders[(seed, name)]
+        if name != first:
             share_warm_start(folders[(seed, first)], folder)
-        print(f"{time.strftime('%H:%M:%S')} start seed {seed}, evidence {weight:g}: {folder}/train.log", flush=True)
-        seconds = train(args.preset, folder, seed, weight, args.override, args.out / f"{folder.name}.log")
-        print(f"{time.strftime('%H:%M:%S')} done  seed {seed}, evidence {weight:g} in {seconds:.0f} s", flush=True)
+        print(f"{time.strftime('%H:%M:%S')} start seed {seed}, {name}: {folder}/train.log", flush=True)
+        overrides = variants[name] + args.override
+        seconds = train(args.preset, folder, seed, overrides, args.out / f"{folder.name}.log")
+        print(f"{time.strftime('%H:%M:%S')} done  seed {seed}, {name} in {seconds:.0f} s", flush=True)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # warm starts first, then the runs that share them
         list(pool.map(lambda seed: job(seed, first), args.seeds))
-        list(pool.map(lambda pair: job(*pair), [(s, w) for w in rest for s in args.seeds]))
+        list(pool.map(lambda pair: job(*pair), [(s, name) for name in rest for s in args.seeds]))
 
     results = {key: ladder(folder) for key, folder in folders.items()}
-    text = table(results, args.evidence, args.seeds)
+    text = table(results, variants, args.seeds)
     (args.out / "ladder.md").write_text(f"# Learning ladder ({args.preset})\n{text}\n")
-    (args.out / "ladder.json").write_text(json.dumps({f"{s}/{w}": r for (s, w), r in results.items()}, indent=1))
+    (args.out / "ladder.json").write_text(json.dumps({f"{s}/{n}": r for (s, n), r in results.items()}, indent=1))
     plot(folders, args.out / "ladder_curves.png", f"train-sim {args.preset}: GRPO curves")
     print(text)
     print(f"\n{args.out}/ladder.md, {args.out}/ladder_curves.png")
