@@ -26,6 +26,7 @@ from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits, Policy
+from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
@@ -204,11 +205,19 @@ def answerable(
     policy: Policy | None = None,
     limits: Limits | None = None,
     simulator: ScriptSimulator | None = None,
+    progress: bool = True,
 ) -> Answerability:
     """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it."""
     by_id = {s.id: s for s in scripts}
     agent = Agent(policy or ExpertPolicy(by_id), simulator or ScriptSimulator(by_id), limits)
-    results = {s.id: agent.run(s.episode()) for s in scripts}
+    runs = map_with_progress(
+        lambda script: agent.run(script.episode()),
+        scripts,
+        describe=lambda done: f"answered {sum(r.answer is not None for r in done)}/{len(done)}",
+        label="answerability",
+        progress=progress,
+    )
+    results = {s.id: result for s, result in zip(scripts, runs, strict=True)}
     return Answerability({s.id: score(s, results[s.id].answer) for s in scripts}, results)
 
 
