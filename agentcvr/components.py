@@ -60,7 +60,7 @@ def _gguf(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
 
 
 def _gguf_free(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
-    """Chooses every call itself (times optional): the zero-shot protocol as published."""
+    """Chooses every call itself (times optional): the zero-shot setting as published."""
     return _gguf_policy(arg, scan=False, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
 
 
@@ -135,7 +135,7 @@ def make_perception(
     """Build a perception backend by name; an unknown name fails with the valid ones. `jigsaw` adds OmniJigsaw's
     JMI/SMS/CMM masking for jigsaw episodes (others pass through unchanged)."""
     if name not in PERCEPTIONS:
-        raise ValueError(f"unknown env {name!r}: choose one of {', '.join(PERCEPTIONS)}")
+        raise ValueError(f"unknown perception {name!r}: choose one of {', '.join(PERCEPTIONS)}")
     perception = PERCEPTIONS[name](scripts or {}, **options)
     if jigsaw:
         from simulator.jigsaw_sim import OrchestratedSimulator
