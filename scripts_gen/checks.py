@@ -205,9 +205,11 @@ def answerable(
     policy: Policy | None = None,
     limits: Limits | None = None,
     simulator: ScriptSimulator | None = None,
-    progress: bool = True,
+    progress: bool = False,
 ) -> Answerability:
-    """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it."""
+    """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it (with
+    `progress`, under a progress bar; off by default, as callers such as benchmarks/generator_quality.py show their
+    own status line)."""
     by_id = {s.id: s for s in scripts}
     agent = Agent(policy or ExpertPolicy(by_id), simulator or ScriptSimulator(by_id), limits)
     runs = map_with_progress(
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
         baselines = question_only(train, test)
         best = max((v, k) for k, v in baselines.items() if v is not None)
         chance = mean(uniform_chance(s) for s in test)
-        expert = answerable(test)
+        expert = answerable(test, progress=True)
         print(
             f"{task:5} expert {expert.mean:.3f}  uniform chance {chance:.3f}  "
             f"best question-only: {best[1]} {best[0]:.3f}"
