@@ -42,7 +42,8 @@ def map_with_progress(
     Each new result goes to `on_result(item, result)` as soon as it is finished, always in the calling thread (append
     it to a log there, and a crash loses nothing finished). The bar shows `label`, the count, and `describe` of the
     results so far (those done before included). Returns the results of all `items` in item order. An error in
-    `run_one` stops the run: items not started are dropped, running ones end, then the error is raised."""
+    `run_one` stops the run: items not started are dropped, running ones end (and reach `on_result`), then the error
+    is raised."""
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
     if done and key is None:
@@ -82,21 +83,30 @@ def map_with_progress(
 
 
 def _in_threads(run_one: Callable, items: Sequence, todo: list[int], threads: int, finish: Callable) -> None:
-    """After the first error no new item starts; the running ones still end and are finished before it is raised."""
+    """After the first error no new item starts; the running ones still end and are finished before it is raised.
+    An interrupt (Ctrl-C) or a failing `on_result` drops the items not started at once."""
     error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=min(threads, len(todo)), thread_name_prefix="item") as pool:
         running = {pool.submit(run_one, items[i]): i for i in todo}
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                i = running.pop(future)
-                if future.cancelled():
-                    continue
-                if future.exception() is None:
-                    finish(i, future.result())
-                elif error is None:
-                    error = future.exception()
-                    for other in running:
-                        other.cancel()
+        try:
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    i = running.pop(future)
+                    if future.cancelled():
+                        continue
+                    if future.exception() is None:
+                        finish(i, future.result())
+                    elif error is None:
+                        error = future.exception()
+                        _cancel(running)
+        except BaseException:
+            _cancel(running)
+            raise
     if error is not None:
         raise error
+
+
+def _cancel(futures) -> None:
+    for future in futures:
+        future.cancel()
