@@ -38,7 +38,7 @@ demo: setup
 	$(BIN)/agentcvr gen-scripts --task all -n 1 --seed 0 --out $(DEMO)/scripts.jsonl
 	$(BIN)/agentcvr run --policy gguf --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --max-turns 8 --out $(DEMO)/gguf-sim.jsonl
 	$(BIN)/agentcvr render $(DEMO)/scripts.jsonl $(DEMO)/rendered --task BU --fps 5
-	$(BIN)/agentcvr run --policy gguf --env real --videos $(DEMO)/rendered --scripts $(DEMO)/scripts.jsonl --task BU \
+	$(BIN)/agentcvr run --policy gguf --perception real --videos $(DEMO)/rendered --scripts $(DEMO)/scripts.jsonl --task BU \
 	  --max-turns 8 --out $(DEMO)/gguf-real.jsonl
 	$(BIN)/agentcvr run --policy expert --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/expert.jsonl
 	$(BIN)/agentcvr run --policy random --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/random.jsonl

@@ -2,7 +2,7 @@
 
     agentcvr models                                   # fetch and verify the embedded weights
     agentcvr gen-scripts --task all -n 20 --seed 0 --out data/scripts.jsonl
-    agentcvr run --policy gguf --env sim --scripts data/scripts.jsonl
+    agentcvr run --policy gguf --perception sim --scripts data/scripts.jsonl
     agentcvr train-sim --preset cpu-tiny
     agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
@@ -76,14 +76,14 @@ def run(
     policy: Annotated[
         str, typer.Option(help=f"Master policy: {', '.join(POLICIES)} (gguf:NAME, hf:DIR, openai:MODEL).")
     ] = "gguf",
-    env: Annotated[str, typer.Option(help=f"Perception: {', '.join(PERCEPTIONS)}.")] = "sim",
+    perception: Annotated[str, typer.Option(help=f"What the tools see through: {', '.join(PERCEPTIONS)}.")] = "sim",
     scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),
     out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
     per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
     task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
     max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
-    videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --env real.")] = None,
+    videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
 ) -> None:
@@ -104,18 +104,18 @@ def run(
         _fail(f"no episodes of task kind {', '.join(task or [])} in {scripts}")
     if per_task is not None:
         episodes = _first_per_task(episodes, per_task)
-    if env == "real":
+    if perception == "real":
         if videos is None:
-            _fail("--env real needs --videos DIR (render them with `agentcvr render`)")
+            _fail("--perception real needs --videos DIR (render them with `agentcvr render`)")
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, videos)
     try:
         chosen = make_policy(policy, by_id, base_url=base_url, seed=seed)
-        perception = make_perception(env, by_id)
+        backend = make_perception(perception, by_id)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    agent = Agent(chosen, perception, Limits(max_turns=max_turns))
+    agent = Agent(chosen, backend, Limits(max_turns=max_turns))
     episodes_by_id = {e.id: e for e in episodes}
 
     def show(item):
@@ -123,7 +123,9 @@ def run(
             console.print(trace_panel(item.result, episodes_by_id[item.result.episode_id], item.official))
 
     results = run_episodes(agent.run, episodes, out=out, on_result=show, console=console)
-    console.print(score_table({policy: summarize(results)}, title=f"{policy} on {env} ({len(results)} episodes)"))
+    console.print(
+        score_table({policy: summarize(results)}, title=f"{policy} on {perception} ({len(results)} episodes)")
+    )
     if out:
         console.print(f"traces in {out}")
 

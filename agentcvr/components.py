@@ -1,10 +1,12 @@
 """Short names for the swappable parts behind the loop, resolved in one place.
 
-Policies: `expert`, `random`, `gguf` (the embedded master: scan every video, then zoom in; `gguf:<model name or .gguf
-path>` for another model), `gguf-free` (the same model choosing every call itself),
+Policies: `expert`, `scan` (the scan teacher: looks at every video whole, then answers), `random`, `gguf` (the
+embedded master: scan every video, then zoom in; `gguf:<model name or .gguf path>` for another model), `gguf-free`
+(the same model choosing every call itself),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
-`real` (decord frames + visual agent, faster-whisper).
+`real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps a simulator in OmniJigsaw's modality
+orchestration. Training builds its simulator here too (`make_training_perception`).
 Heavy modules are imported only when their component is asked for.
 """
 
@@ -13,16 +15,25 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcvr.protocols import Perception, Policy
 from agentcvr.script import Script
+
+if TYPE_CHECKING:
+    from train.config import TrainConfig
 
 
 def _expert(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
     from agentcvr.policies.expert import ExpertPolicy
 
     return ExpertPolicy(scripts)
+
+
+def _scan(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+    from agentcvr.policies.scan_teacher import ScanTeacher
+
+    return ScanTeacher(scripts)
 
 
 def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) -> Policy:
@@ -49,7 +60,7 @@ def _gguf(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
 
 
 def _gguf_free(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
-    """Chooses every call itself (times optional): the zero-shot protocol as published."""
+    """Chooses every call itself (times optional): the zero-shot setting as published."""
     return _gguf_policy(arg, scan=False, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
 
 
@@ -74,6 +85,7 @@ def _hf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
 
 POLICIES: dict[str, Callable[..., Policy]] = {
     "expert": _expert,
+    "scan": _scan,
     "random": _random,
     "gguf": _gguf,
     "gguf-free": _gguf_free,
@@ -90,18 +102,22 @@ def make_policy(spec: str, scripts: Mapping[str, Script] | None = None, **option
     return POLICIES[name](arg, scripts or {}, **options)
 
 
-def _sim(scripts: Mapping[str, Script], **options: Any) -> Perception:
+def _noise(noise: Any) -> Any:
     from simulator.noise import Noise
+
+    return Noise(**noise) if isinstance(noise, dict) else noise
+
+
+def _sim(scripts: Mapping[str, Script], noise: Any = None, **options: Any) -> Perception:
     from simulator.script_sim import ScriptSimulator
 
-    noise = options.get("noise")
-    return ScriptSimulator(scripts, noise=Noise(**noise) if isinstance(noise, dict) else noise)
+    return ScriptSimulator(scripts, noise=_noise(noise), **options)
 
 
-def _llm_sim(scripts: Mapping[str, Script], **options: Any) -> Perception:
+def _llm_sim(scripts: Mapping[str, Script], noise: Any = None, **options: Any) -> Perception:
     from simulator.llm_sim import LLMSimulator
 
-    return LLMSimulator(scripts, **options)
+    return LLMSimulator(scripts, noise=_noise(noise), **options)
 
 
 def _real(scripts: Mapping[str, Script], **options: Any) -> Perception:
@@ -113,8 +129,35 @@ def _real(scripts: Mapping[str, Script], **options: Any) -> Perception:
 PERCEPTIONS: dict[str, Callable[..., Perception]] = {"sim": _sim, "llm-sim": _llm_sim, "real": _real}
 
 
-def make_perception(name: str, scripts: Mapping[str, Script] | None = None, **options: Any) -> Perception:
-    """Build a perception backend by name; an unknown name fails with the valid ones."""
+def make_perception(
+    name: str, scripts: Mapping[str, Script] | None = None, jigsaw: bool = False, **options: Any
+) -> Perception:
+    """Build a perception backend by name; an unknown name fails with the valid ones. `jigsaw` adds OmniJigsaw's
+    JMI/SMS/CMM masking for jigsaw episodes (others pass through unchanged)."""
     if name not in PERCEPTIONS:
-        raise ValueError(f"unknown env {name!r}: choose one of {', '.join(PERCEPTIONS)}")
-    return PERCEPTIONS[name](scripts or {}, **options)
+        raise ValueError(f"unknown perception {name!r}: choose one of {', '.join(PERCEPTIONS)}")
+    perception = PERCEPTIONS[name](scripts or {}, **options)
+    if jigsaw:
+        from simulator.jigsaw_sim import OrchestratedSimulator
+
+        return OrchestratedSimulator(perception)
+    return perception
+
+
+def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) -> Perception:
+    """The simulator a train-sim run looks through (`simulator` section): the rule or LLM simulator, with noise when
+    any noise rate is set, orchestrated for jigsaw episodes when that method is on."""
+    s = cfg.simulator
+    noise = None
+    if s.jitter_seconds or s.drop_probability or s.paraphrase_probability:
+        noise = {
+            "seed": cfg.seed,
+            "jitter_seconds": s.jitter_seconds,
+            "drop_probability": s.drop_probability,
+            "paraphrase_probability": s.paraphrase_probability,
+        }
+    jigsaw = cfg.methods.jigsaw.enabled
+    if s.kind == "llm":
+        options = {"base_url": s.url, "model": s.model, "temperature": s.temperature}
+        return make_perception("llm-sim", scripts, jigsaw=jigsaw, noise=noise, **options)
+    return make_perception("sim", scripts, jigsaw=jigsaw, noise=noise, max_events=s.max_events)

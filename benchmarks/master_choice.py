@@ -2,11 +2,11 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/master_choice.py --n 20                  # 20 per task kind, sim
     .venv/bin/python benchmarks/master_choice.py --n 2 --policy gguf --policy gguf-free:qwen2.5-coder-0.5b
-    .venv/bin/python benchmarks/master_choice.py --n 2 --env real --videos runs/demo/rendered
+    .venv/bin/python benchmarks/master_choice.py --n 2 --perception real --videos runs/demo/rendered
 
 Every policy runs the same episodes (`gen-scripts` seed 11 by default, a seed no earlier table used) through the same
-agent loop and perception; results go to `<work>/<env>/<policy>.jsonl` and a rerun resumes where each stopped. The
-table gives success (official), turns, tool calls, valid-action rate, seconds per episode and the number of episodes
+agent loop and perception; results go to `<work>/<perception>/<policy>.jsonl` and a rerun resumes where each stopped.
+The table gives success (official), turns, tool calls, valid-action rate, seconds per episode and the number of episodes
 that repeated one rejected output (the failure this master design must never show). Expert and random are the upper
 and lower bounds measured in the same run.
 """
@@ -51,8 +51,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=11, help="gen-scripts seed (11: unseen by earlier tables)")
     parser.add_argument("--task", action="append", help="task kinds (repeatable); default all ten")
     parser.add_argument("--policy", action="append", help=f"policies (repeatable); default {DEFAULT_POLICIES}")
-    parser.add_argument("--env", default="sim", choices=["sim", "real"])
-    parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --env real")
+    parser.add_argument("--perception", default="sim", choices=["sim", "real"])
+    parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --perception real")
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
     parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
     parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
@@ -64,20 +64,20 @@ def main() -> int:
     generated.sort(key=lambda s: (int(s.id.rsplit("-", 1)[1]), TASK_ORDER.index(s.task)))
     scripts = {s.id: s for s in generated if not args.task or s.task in args.task}
     episodes = [s.episode() for s in scripts.values()]
-    if args.env == "real":
+    if args.perception == "real":
         if args.videos is None:
-            parser.error("--env real needs --videos (render the same seed with `agentcvr render`)")
+            parser.error("--perception real needs --videos (render the same seed with `agentcvr render`)")
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, args.videos)
-    perception = None if args.table_only else make_perception(args.env, scripts)
+    perception = None if args.table_only else make_perception(args.perception, scripts)
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
         name = (
             spec if args.answer_orders is None or not spec.startswith("gguf") else f"{spec}_orders{args.answer_orders}"
         )
-        out = args.work / args.env / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
+        out = args.work / args.perception / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
         if args.table_only:
             done = load_results(out) if out.exists() else {}
             columns[name] = [done[e.id] for e in episodes if e.id in done]
@@ -90,7 +90,7 @@ def main() -> int:
     for name, rows in list(columns.items()):
         if any(_ballots(row) for row in rows):  # a voting master: its turn's own answers are in the same trace
             columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.result.episode_id]) for row in rows]
-    console.print(master_table(columns, f"masters on {args.env}, seed {args.seed}, of {len(episodes)} episodes"))
+    console.print(master_table(columns, f"masters on {args.perception}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
 
 

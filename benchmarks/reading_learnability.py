@@ -23,11 +23,10 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcvr.policies.expert import ExpertPolicy  # noqa: E402
+from agentcvr.components import make_policy, make_training_perception  # noqa: E402
 from agentcvr.protocols import Limits  # noqa: E402
 from scripts_gen.generate import generate_one  # noqa: E402
 from train.config import load_config  # noqa: E402
-from train.pipeline import make_perception  # noqa: E402
 from train.tiny_model import build_tiny_model, parameter_count  # noqa: E402
 from train.tokenizer import train_tokenizer  # noqa: E402
 from train.trajectories import scripts_by_id, teacher_conversations  # noqa: E402
@@ -40,7 +39,9 @@ def reading_examples(cfg, tasks: list[str], count: int, seed: int) -> list[tuple
     for task in tasks:
         scripts = [generate_one(task, i, seed) for i in range(count)]
         table = scripts_by_id(scripts)
-        conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), make_perception(cfg, table), limits)
+        conversations, _ = teacher_conversations(
+            scripts, make_policy("expert", table), make_training_perception(cfg, table), limits
+        )
         for messages in conversations:
             seen = [m["content"] for m in messages if m["role"] == "tool"]
             answer = next(

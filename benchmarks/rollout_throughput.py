@@ -92,7 +92,7 @@ def warm_start(folder: Path):
 def measure(batches: int, seed: int = 0) -> dict:
     from datasets import Dataset
 
-    from simulator.script_sim import ScriptSimulator
+    from agentcvr.components import make_training_perception
     from train.config import TrainConfig
     from train.grpo import build_trainer
     from train.tokenizer import load_tokenizer
@@ -105,7 +105,7 @@ def measure(batches: int, seed: int = 0) -> dict:
         grpo = {"num_generations": 4, "prompts_per_step": 2, "max_completion_length": 256, "temperature": 0.7}
         cfg = TrainConfig.model_validate({"agent": agent, "grpo": {**grpo, "report_to": [], "beta": 0.0}})
         table = {s.id: s for s in scripts}
-        perception = TimedPerception(ScriptSimulator(table))
+        perception = TimedPerception(make_training_perception(cfg, table))  # what train-sim wires
         rows = prompt_rows(scripts, limits)
         trainer = build_trainer(
             cfg,

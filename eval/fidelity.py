@@ -36,6 +36,7 @@ from rich.table import Table
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
 from agentcvr.text import facts_found
@@ -230,34 +231,53 @@ def run_fidelity(
     agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts, **(policy_options or {}))
     simulated: Perception = make_perception(sim, scripts)
     real = make_perception("real", scripts, **(real_options or {}))
-    pairs, started = [], time.perf_counter()
+    started = time.perf_counter()
+
+    def run_both(item: tuple[int, Episode]) -> tuple[Pair, dict | None]:
+        """The pair and its record for pairs.jsonl (pairs read back from there have no record to write)."""
+        episode = item[1]
+        sim_result = Agent(agent_policy, simulated, limits).run(episode)
+        real_result = Agent(agent_policy, real, limits).run(episode)
+        pair = compare(episode, sim_result, real_result, scripts[episode.id])
+        record = {
+            "setting": setting,
+            "pair": asdict(pair),
+            "sim": sim_result.model_dump(),
+            "real": real_result.model_dump(),
+        }
+        return pair, record
+
+    def keep(item: tuple[int, Episode], done_now: tuple[Pair, dict | None]) -> None:
+        pair, record = done_now
+        console.print(
+            f"[{item[0]}/{len(chosen)}] {pair.episode_id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
+            f" ({sum(pair.real_call_seconds):.1f} s real perception)",
+            highlight=False,
+        )
+        if out:
+            with (out / "pairs.jsonl").open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    def accuracies(both: list[tuple[Pair, dict | None]]) -> str:
+        sim_score = statistics.fmean(pair.sim_score for pair, _ in both)
+        return f"accuracy sim {sim_score:.0%} real {statistics.fmean(pair.real_score for pair, _ in both):.0%}"
+
     try:
-        for number, (_, episode) in enumerate(chosen, start=1):
-            if episode.id in done:
-                pairs.append(done[episode.id])
-                continue
-            sim_result = Agent(agent_policy, simulated, limits).run(episode)
-            real_result = Agent(agent_policy, real, limits).run(episode)
-            pair = compare(episode, sim_result, real_result, scripts[episode.id])
-            pairs.append(pair)
-            console.print(
-                f"[{number}/{len(chosen)}] {episode.id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
-                f" ({sum(pair.real_call_seconds):.1f} s real perception)",
-                highlight=False,
-            )
-            if out:
-                with (out / "pairs.jsonl").open("a") as handle:
-                    record = {
-                        "setting": setting,
-                        "pair": asdict(pair),
-                        "sim": sim_result.model_dump(),
-                        "real": real_result.model_dump(),
-                    }
-                    handle.write(json.dumps(record) + "\n")
+        runs = map_with_progress(
+            run_both,
+            list(enumerate((episode for _, episode in chosen), start=1)),
+            key=lambda item: item[1].id,
+            done={episode_id: (pair, None) for episode_id, pair in done.items()},
+            on_result=keep,
+            describe=accuracies,
+            label="sim and real runs",
+            console=console,
+        )
     finally:
         close = getattr(real, "close", None)
         if close:
             close()
+    pairs = [pair for pair, _ in runs]
     if done:
         console.print(f"resumed: {sum(p.episode_id in done for p in pairs)} episodes read back from {out}/pairs.jsonl")
     report = FidelityReport(pairs, name, sim, time.perf_counter() - started)

@@ -1,4 +1,5 @@
-"""Runs an agent over episodes: a progress bar, one JSONL line per finished episode, resume by id, a score table.
+"""Runs an agent over episodes (`agentcvr.runner.map_with_progress`): one JSONL line per finished episode, resume by
+id, the running success on the progress bar, a score table.
 
 Each line holds the episode id, task, answer, official and strict scores and the whole trace, so every score can
 show the steps behind it. Restarting with the same output file skips the ids already there.
@@ -13,10 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from agentcvr.episode import Episode
+from agentcvr.runner import map_with_progress
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
 from eval.jsonl import end_torn_line
@@ -67,31 +68,26 @@ def run_episodes(
 ) -> list[ScoredResult]:
     """Run every episode not already in `out`, appending each result as it finishes."""
     done = load_results(out) if out else {}
-    todo = [e for e in episodes if e.id not in done]
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         end_torn_line(out)
-    columns = [
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    ]
-    with Progress(*columns, console=console or Console(stderr=True), transient=False) as progress:
-        before = f"episodes ({len(done)} done before)"
-        bar = progress.add_task(before, total=len(todo))
-        for episode in todo:
-            scored = score(run_one(episode), episode)
-            if out:
-                with out.open("a") as handle:
-                    handle.write(scored.model_dump_json() + "\n")
-            done[episode.id] = scored
-            if on_result:
-                on_result(scored)
-            success = sum(item.official for item in done.values()) / len(done)
-            progress.update(bar, advance=1, description=f"{before} success {100 * success:.0f}%")
-    return [done[e.id] for e in episodes if e.id in done]
+
+    def record(episode: Episode, scored: ScoredResult) -> None:
+        if out:
+            with out.open("a") as handle:
+                handle.write(scored.model_dump_json() + "\n")
+        if on_result:
+            on_result(scored)
+
+    return map_with_progress(
+        lambda episode: score(run_one(episode), episode),
+        episodes,
+        key=lambda episode: episode.id,
+        done=done,
+        on_result=record,
+        describe=lambda results: f"success {100 * sum(r.official for r in results) / len(results):.0f}%",
+        console=console,
+    )
 
 
 def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:

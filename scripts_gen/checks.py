@@ -26,6 +26,7 @@ from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.protocols import Limits, Policy
+from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
@@ -204,11 +205,21 @@ def answerable(
     policy: Policy | None = None,
     limits: Limits | None = None,
     simulator: ScriptSimulator | None = None,
+    progress: bool = False,
 ) -> Answerability:
-    """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it."""
+    """Run a policy (the expert by default) through `Agent` + `ScriptSimulator` on every script and score it (with
+    `progress`, under a progress bar; off by default, as callers such as benchmarks/generator_quality.py show their
+    own status line)."""
     by_id = {s.id: s for s in scripts}
     agent = Agent(policy or ExpertPolicy(by_id), simulator or ScriptSimulator(by_id), limits)
-    results = {s.id: agent.run(s.episode()) for s in scripts}
+    runs = map_with_progress(
+        lambda script: agent.run(script.episode()),
+        scripts,
+        describe=lambda done: f"answered {sum(r.answer is not None for r in done)}/{len(done)}",
+        label="answerability",
+        progress=progress,
+    )
+    results = {s.id: result for s, result in zip(scripts, runs, strict=True)}
     return Answerability({s.id: score(s, results[s.id].answer) for s in scripts}, results)
 
 
@@ -241,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
         baselines = question_only(train, test)
         best = max((v, k) for k, v in baselines.items() if v is not None)
         chance = mean(uniform_chance(s) for s in test)
-        expert = answerable(test)
+        expert = answerable(test, progress=True)
         print(
             f"{task:5} expert {expert.mean:.3f}  uniform chance {chance:.3f}  "
             f"best question-only: {best[1]} {best[0]:.3f}"

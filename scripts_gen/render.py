@@ -473,7 +473,7 @@ def render_command(
     audio: Annotated[bool, typer.Option(help="Write an audio track with the espeak-ng speech.")] = True,
     overwrite: Annotated[bool, typer.Option(help="Render again scripts already in the manifest.")] = False,
 ) -> None:
-    """Render scripts into real MP4 files (scenes, on-screen text, espeak-ng speech) for `run --env real`."""
+    """Render scripts into real MP4 files (scenes, on-screen text, espeak-ng speech) for `run --perception real`."""
     if not scripts.is_file():
         raise typer.BadParameter(f"scripts file not found: {scripts}", param_hint="SCRIPTS")
     config = RenderConfig(fps=fps, width=width, height=height, audio=audio)

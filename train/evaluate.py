@@ -6,6 +6,7 @@ The same function scores the expert on the same scripts, the upper bound the war
 with `act_batch` (HFPolicy) serves many episodes at once: each episode runs its own agent loop in a thread, and
 `BatchingPolicy` gathers their pending turns into one generation batch, so evaluation costs a few batched turns
 rather than hundreds of single ones, while every episode still goes through the real loop, parser and simulator.
+The threads and the progress bar are `agentcvr.runner.map_with_progress`'s.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import statistics
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import Future
+
+from rich.console import Console
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
+from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import get_task
 from agentcvr.trace import EpisodeResult
@@ -92,7 +96,7 @@ def evaluate(
     perception: Perception,
     limits: Limits,
     batch_size: int = 32,
-    progress: Callable[[int, int], None] | None = None,
+    console: Console | None = None,
     teacher_looks: Policy | None = None,
 ) -> dict:
     """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time. With
@@ -102,20 +106,22 @@ def evaluate(
     serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
     acting = TeacherLooks(teacher_looks, serving) if teacher_looks is not None else serving
     local = threading.local()
-    done = [0]
 
     def run(script: Script) -> tuple[str, float, EpisodeResult, bool]:
         if not hasattr(local, "agent"):  # one compiled loop per worker thread
             local.agent = Agent(acting, perception, limits)
         result = local.agent.run(script.episode())
-        done[0] += 1
-        if progress is not None:
-            progress(done[0], len(scripts))
         return script.task, _score(result, script), result, evidence_seen(result, script)
 
     try:
-        with ThreadPoolExecutor(max_workers=batch_size if batched else 1) as pool:
-            rows = list(pool.map(run, scripts))
+        rows = map_with_progress(
+            run,
+            scripts,
+            threads=batch_size if batched else 1,  # each thread's turn joins the policy's next batch
+            label="held-out episodes",
+            describe=lambda done: f"success {100 * statistics.fmean(row[1] for row in done):.0f}%",
+            console=console,
+        )
     finally:
         if batched:
             serving.close()

@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 
+from agentcvr.components import make_policy, make_training_perception
 from agentcvr.protocols import Limits
 from agentcvr.script import Script
 from train.config import TrainConfig
@@ -63,43 +64,6 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
         j = cfg.methods.jigsaw
         grpo = [jigsaw_script(s, j.n_clips, j.trim, j.mode, seed=cfg.seed + i) for i, s in enumerate(grpo)]
     return sft, grpo, heldout
-
-
-def make_teacher(cfg: TrainConfig, scripts: dict[str, Script]):
-    """Who writes the warm-start trajectories (`sft.teacher`) and makes the calls of the reading probe."""
-    if cfg.sft.teacher == "scan":
-        from agentcvr.policies.scan_teacher import ScanTeacher
-
-        return ScanTeacher(scripts)
-    from agentcvr.policies.expert import ExpertPolicy
-
-    return ExpertPolicy(scripts)
-
-
-def make_perception(cfg: TrainConfig, scripts: dict[str, Script]):
-    from simulator.noise import Noise
-    from simulator.script_sim import ScriptSimulator
-
-    s = cfg.simulator
-    noise = None
-    if s.jitter_seconds or s.drop_probability or s.paraphrase_probability:
-        noise = Noise(
-            seed=cfg.seed,
-            jitter_seconds=s.jitter_seconds,
-            drop_probability=s.drop_probability,
-            paraphrase_probability=s.paraphrase_probability,
-        )
-    if s.kind == "llm":
-        from simulator.llm_sim import LLMSimulator
-
-        simulator = LLMSimulator(scripts, base_url=s.url, model=s.model, temperature=s.temperature, noise=noise)
-    else:
-        simulator = ScriptSimulator(scripts, max_events=s.max_events, noise=noise)
-    if cfg.methods.jigsaw.enabled:  # JMI / SMS / CMM masking for jigsaw episodes; others pass through
-        from simulator.jigsaw_sim import OrchestratedSimulator
-
-        return OrchestratedSimulator(simulator)
-    return simulator
 
 
 class Run:
@@ -156,7 +120,10 @@ class Run:
         started = time.perf_counter()
         table = scripts_by_id(self.sft_scripts)
         conversations, _ = teacher_conversations(
-            self.sft_scripts, make_teacher(self.cfg, table), make_perception(self.cfg, table), self.limits
+            self.sft_scripts,
+            make_policy(self.cfg.sft.teacher, table),
+            make_training_perception(self.cfg, table),
+            self.limits,
         )
         tools = tool_schemas()
         if self.cfg.model.kind == "tiny":
@@ -202,7 +169,7 @@ class Run:
             return json.loads(path.read_text())
         table = scripts_by_id(self.heldout)
         if policy_dir is None:
-            policy = make_teacher(self.cfg, table)
+            policy = make_policy(self.cfg.sft.teacher, table)
         else:
             e = self.cfg.eval
             policy = HFPolicy(
@@ -215,10 +182,10 @@ class Run:
         report = evaluate(
             policy,
             self.heldout,
-            make_perception(self.cfg, table),
+            make_training_perception(self.cfg, table),
             self.limits,
             batch_size=self.cfg.eval.batch_size,
-            teacher_looks=make_teacher(self.cfg, table) if teacher_looks else None,
+            teacher_looks=make_policy(self.cfg.sft.teacher, table) if teacher_looks else None,
         )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]
@@ -272,7 +239,7 @@ class Run:
             tokenizer,
             Dataset.from_list(rows),
             episodes_by_id(table),
-            make_perception(self.cfg, table),
+            make_training_perception(self.cfg, table),
             grpo_dir,
             self.out / "tb",
             callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],

@@ -8,9 +8,10 @@ the loop appended since (tool results, recovery or forced-answer prompts, the te
 chat template against a dummy turn and appended with env_mask 0. Sampled tokens are never decoded and re-encoded.
 
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
-**extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`) reach the reward
-functions as keyword lists. The episodes of a generation batch run together, one thread each: `TurnBatcher` holds
-each episode's next turn until every live episode has asked for one, then samples them as one left-padded batch.
+**extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
+policy's own turns without tool output) reach the reward functions as keyword lists. The episodes of a generation
+batch run together, one thread each: `TurnBatcher` holds each episode's next turn until every live episode has asked
+for one, then samples them as one left-padded batch.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class TokenPolicy:
         self.completion_ids: list[int] = []
         self.env_mask: list[int] = []
         self.logprobs: list[float] = []
+        self.sampled_texts: list[str] = []  # each turn's sampled text, as the parser read it
         self.sampled_turns = 0
         self._seen = 0  # messages of the conversation already in the token stream
 
@@ -96,6 +98,7 @@ class TokenPolicy:
             self._append([self.stop_id], sampled=False)
         self.sampled_turns += 1
         text = self.tokenizer.decode(new[:-1] if stopped else new, skip_special_tokens=False)
+        self.sampled_texts.append(text)
         return PolicyOutput(content=text, prompt_tokens=len(self.prompt_ids), completion_tokens=len(new))
 
     def _sample(self, ids: list[int], max_new_tokens: int) -> Sample:
@@ -256,6 +259,7 @@ class RolloutFunc:
             "env_mask": [p.env_mask for p in policies],
             "trace": results,
             "episode": episodes,
+            "sampled_text": ["\n".join(p.sampled_texts) for p in policies],
         }
 
     def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):

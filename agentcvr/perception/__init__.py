@@ -18,7 +18,7 @@ Rendered synthetic videos (see `scripts_gen/render.py`) run through all of it:
 
     agentcvr gen-scripts --task BU -n 5 --out runs/bu.jsonl
     agentcvr render runs/bu.jsonl runs/bu-videos                   # MP4s + manifest.jsonl
-    agentcvr run --env real --videos runs/bu-videos --scripts runs/bu.jsonl --policy expert
+    agentcvr run --perception real --videos runs/bu-videos --scripts runs/bu.jsonl --policy expert
     agentcvr eval fidelity runs/bu-videos --policy expert          # sim vs real on the same episodes
 
 `attach_videos(episodes, folder)` points episodes at a rendered folder's files; for other videos set

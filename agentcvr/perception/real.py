@@ -96,7 +96,7 @@ class RealPerception:
         self._lock = threading.Lock()
         self.calls: deque[CallRecord] = deque(maxlen=10_000)  # the latest calls, for latency and error stats
 
-    # --- the Perception protocol -------------------------------------------------------------------------------
+    # --- the Perception interface ------------------------------------------------------------------------------
     def observe(self, episode: Episode, action: Observe) -> str:
         ref = self._video(episode, action.video, action.end)
         return self._call(

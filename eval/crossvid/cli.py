@@ -38,7 +38,7 @@ def crossvid_command(
     root: Annotated[Path, typer.Option(help="CrossVid folder holding QA/, videos/ and uav/.")],
     out: Annotated[Path, typer.Option(help="Predictions JSONL, appended item by item.")] = Path("runs/crossvid.jsonl"),
     mode: Annotated[
-        str, typer.Option(help="agent (master agent + real perception) or single-pass (official protocol).")
+        str, typer.Option(help="agent (master agent + real perception) or single-pass (the official evaluation).")
     ] = "agent",
     tasks: Annotated[str, typer.Option(help="Comma-separated tasks (BU,NC,...) or 'all'.")] = "all",
     limit: Annotated[int | None, typer.Option(help="At most this many items per task.", min=1)] = None,

@@ -3,7 +3,7 @@
     items, problems = load_crossvid(Path("/data/CrossVid"), tasks=["BU", "FSA"])
     missing = missing_media(items)          # checked before any run: count and examples
 
-Each `CrossVidItem` keeps its raw JSON (the single-pass protocol reads it) and either an episode or the reason it
+Each `CrossVidItem` keeps its raw JSON (single-pass mode reads it) and either an episode or the reason it
 cannot run; such an item is recorded as a failure (the official scripts drop it the same way), never a crash mid-run.
 Items that cannot even be identified (no id, duplicate id, not an object) are returned as `problems`.
 Clips follow the official scripts: PEA `int(begin)..int(end)`, PI beginning/ending, PSS segments in key order

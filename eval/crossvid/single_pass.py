@@ -1,4 +1,4 @@
-"""Single-pass mode: the official CrossVid protocol against an OpenAI-compatible VLM.
+"""Single-pass mode: the official CrossVid evaluation against an OpenAI-compatible VLM.
 
 128 frames per item split as the official scripts split them (128 // n per video for BU/NC/CC, 42 per PEA clip,
 128 by duration for PI and PSS, 64 + 64 for FSA/CCQA/MSR/MOC), long side 360, JPEG `image_url` parts interleaved at

@@ -71,15 +71,15 @@ def synth_command(
         "runs/synth-rendered"
     ),
     policy: Annotated[str, typer.Option(help="Master policy: expert (reads the script), gguf, random, ...")] = "expert",
-    env: Annotated[
+    perception: Annotated[
         str, typer.Option(help="Perception: real (the rendered MP4s) or sim (the script simulator).")
     ] = "real",
     max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 12,
     resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished episodes.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one episode may take.")] = 600.0,
 ) -> None:
-    """Generate, render and run synthetic episodes with the embedded CPU stack (or the simulator: --env sim); score
-    and report like CrossVid."""
+    """Generate, render and run synthetic episodes with the embedded CPU stack (or the simulator: --perception sim);
+    score and report like CrossVid."""
     from agentcvr.agent import Agent
     from agentcvr.components import make_perception, make_policy
     from agentcvr.protocols import Limits
@@ -106,17 +106,17 @@ def synth_command(
         raise typer.Exit(2) from None
     chosen = make_policy(policy, by_id)
     try:
-        perception = make_perception(env, by_id)
+        backend = make_perception(perception, by_id)
     except ValueError as error:
         console.print(f"[bold red]error:[/] {error}")
         raise typer.Exit(2) from None
-    predictor = AgentPredictor(Agent(chosen, perception, Limits(max_turns=max_turns)), workers=1)
+    predictor = AgentPredictor(Agent(chosen, backend, Limits(max_turns=max_turns)), workers=1)
     judge = KeywordJudge({item.raw["id"]: item.episode for item in items if item.episode is not None})
     config = RunConfig(concurrency=1, retries=1, timeout=timeout, resume=resume)
     try:
         records = asyncio.run(run_items(items, predictor, out, config, judge=judge, console=console))
     finally:
         predictor.close()
-        if hasattr(perception, "close"):
-            perception.close()
-    write_report({f"synth-{policy}-{env}": records}, out.with_suffix(".md"), console=console)
+        if hasattr(backend, "close"):
+            backend.close()
+    write_report({f"synth-{policy}-{perception}": records}, out.with_suffix(".md"), console=console)

@@ -37,3 +37,21 @@ def test_teacher_looks_hands_the_evidence_to_the_policy_that_answers():
     assert probe["overall"]["success"] < 0.6
     reader = evaluate(ExpertPolicy(table), scripts, simulator, limits, batch_size=1, teacher_looks=ExpertPolicy(table))
     assert reader["overall"]["success"] == 1.0
+
+
+def test_a_batched_policy_serves_the_runners_threads_in_shared_batches(warm_start):
+    """HFPolicy has act_batch: each episode runs in its own runner thread and their turns meet in one batch."""
+    import threading
+
+    from agentcvr.policies.hf_policy import HFPolicy
+
+    folder, scripts, limits = warm_start
+    table = {s.id: s for s in scripts}
+    policy = HFPolicy(folder, max_new_tokens=64)
+    sizes, act_batch = [], policy.act_batch
+    policy.act_batch = lambda conversations: sizes.append(len(conversations)) or act_batch(conversations)
+    threads_before = threading.active_count()
+    report = evaluate(policy, scripts * 2, ScriptSimulator(table), limits, batch_size=4)
+    assert report["overall"]["episodes"] == 4 and report["overall"]["turns"] >= 1
+    assert max(sizes) > 1  # episodes' turns were generated together
+    assert threading.active_count() == threads_before  # the batching thread and the workers are gone

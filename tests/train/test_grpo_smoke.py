@@ -13,6 +13,7 @@ import random
 import torch
 
 from agentcvr.actions import tool_schemas
+from agentcvr.components import make_training_perception
 from simulator.script_sim import ScriptSimulator
 from train.config import TrainConfig
 from train.tokenizer import boilerplate
@@ -63,7 +64,7 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
         tokenizer,
         Dataset.from_list(rows),
         episodes_by_id(table),
-        ScriptSimulator(table),
+        make_training_perception(cfg, table),  # the simulator train-sim wires from the config
         tmp_path / "out",
         tmp_path / "tb",
         extra_rewards=[Jitter()],

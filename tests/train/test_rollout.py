@@ -90,6 +90,7 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start,
             assert any(g == given and s[: len(new)] == new for g, s in recorder.rows)
             texts.append(tokenizer.decode(new[:-1] if new[-1:] == [eos] else new, skip_special_tokens=False))
         used += len(texts)
+        assert out["sampled_text"][i] == "\n".join(texts)  # the policy's own turns, no tool output (jigsaw's R_rep)
         assert len(texts) == result.turns - (result.failure == "policy_error")  # one sampled run per policy turn
         assert 0 in mask  # tool output and template turns are in the completion, masked
         assert all(lp == 0.0 for lp, m in zip(out["logprobs"][i], mask, strict=True) if m == 0)

@@ -129,16 +129,14 @@ def jigsaw_reward(answer: str | None, truth: str, text: str = "", format_bonus: 
 
 class JigsawReward:
     """TRL reward callable: Eq. 6 on each rollout's recorded answer (its trace) against its jigsaw episode's order;
-    None for rows that are not jigsaw episodes (TRL leaves them out of this reward)."""
+    None for rows that are not jigsaw episodes (TRL leaves them out of this reward). R_rep reads `sampled_text`, the
+    policy's own turns (train.rollout): TRL's decoded completion also holds the tool output, which the policy did not
+    write and which repeats by itself (e.g. the same masked-clip note on every call)."""
 
     __name__ = "jigsaw"
 
-    def __call__(self, completions: list, trace: list, episode: list, **kwargs) -> list[float | None]:
-        rewards = []
-        for completion, result, ep in zip(completions, trace, episode, strict=True):
-            if "jigsaw" not in ep.reference:
-                rewards.append(None)
-                continue
-            text = " ".join(str(m.get("content") or "") for m in completion if m.get("role") == "assistant")
-            rewards.append(jigsaw_reward(result.answer, str(ep.answer), text))
+    def __call__(self, completions: list, trace: list, episode: list, sampled_text: list[str], **kwargs):
+        rewards: list[float | None] = []
+        for result, ep, text in zip(trace, episode, sampled_text, strict=True):
+            rewards.append(jigsaw_reward(result.answer, str(ep.answer), text) if "jigsaw" in ep.reference else None)
         return rewards

@@ -7,10 +7,11 @@ import pytest
 from agentcvr.actions import Listen, Observe
 from agentcvr.script import Event, Script, VideoScript
 from agentcvr.tasks import get_task
+from agentcvr.trace import EpisodeResult
 from scripts_gen.generate import generate
 from simulator.jigsaw_sim import MASKED_AUDIO, MASKED_VISUAL, OrchestratedSimulator
 from simulator.script_sim import ScriptSimulator
-from train.methods.jigsaw import jigsaw_reward, jigsaw_script, r_cont, r_pos, repetition_penalty
+from train.methods.jigsaw import JigsawReward, jigsaw_reward, jigsaw_script, r_cont, r_pos, repetition_penalty
 
 
 def story() -> Script:
@@ -84,3 +85,32 @@ def test_reward_eq_6_discount_format_and_repetition():
     loop = " ".join(["clip one comes before clip two"] * 20)  # each 20-gram of the loop occurs ~4-5 times
     assert repetition_penalty(loop) == -0.5 and repetition_penalty("a b c " * 3) == 0.0
     assert jigsaw_reward("1->2", "1->2", text=loop) == pytest.approx(-0.5 + 0.2 + 1.0)
+
+
+def test_the_repetition_check_reads_only_the_policys_own_turns():
+    """TRL's decoded completion also holds the tool output (env_mask 0), which the policy did not write: asked about
+    one clip with four different focuses, a simulator may answer four times alike. R_rep must look at the sampled
+    text only, and still catch a policy that loops."""
+    puzzle = jigsaw_script(story(), n_clips=4, trim=0.1, seed=3)
+    episode = puzzle.episode()
+    solved = EpisodeResult(episode_id=episode.id, task="PSS", answer=puzzle.answer)
+    focuses = ("who is there", "what is cut", "which room", "what happens first")
+    calls = [
+        f'<tool_call>{{"name": "observe", "arguments": {{"video": 1, "focus": "{f}"}}}}</tool_call>' for f in focuses
+    ]
+    turns = [*calls, f'<tool_call>{{"name": "answer", "arguments": {{"answer": "{puzzle.answer}"}}}}</tool_call>']
+    seen = "[0.0s - 8.0s] A man in a grey apron stands at a wooden counter in a small bright kitchen and chops onions."
+    tool_output = f"<|im_end|>\n<|im_start|>user\n<tool_response>\n{seen}\n</tool_response><|im_end|>\n"
+    decoded = "".join(call + tool_output for call in calls) + turns[-1]  # what TRL hands reward functions
+    assert repetition_penalty(decoded) == -0.5  # the tool's answer repeats 4 times
+    reward = JigsawReward()
+    kept = reward([[{"role": "assistant", "content": decoded}]], [solved], [episode], sampled_text=["\n".join(turns)])
+    assert kept == [pytest.approx(0.2 + 1.0)]  # no penalty: the policy never repeated itself
+
+    looping = "\n".join([" ".join(["clip one comes before clip two"] * 20), turns[-1]])
+    plain = [{"role": "assistant", "content": turns[-1]}]
+    assert repetition_penalty(turns[-1]) == 0.0
+    assert reward([plain], [solved], [episode], sampled_text=[looping]) == [pytest.approx(-0.5 + 0.2 + 1.0)]
+
+    other = story().episode()  # not a jigsaw episode: TRL leaves it out of this reward
+    assert reward([plain], [solved], [other], sampled_text=[turns[-1]]) == [None]

@@ -17,8 +17,7 @@ from train.config import TrainConfig
 def _train(warm_start, tmp_path, methods: dict, scripts=None, steps: int = 2, save_steps: int = 100):  # noqa: F811
     from datasets import Dataset
 
-    from simulator.jigsaw_sim import OrchestratedSimulator
-    from simulator.script_sim import ScriptSimulator
+    from agentcvr.components import make_training_perception
     from train.grpo import build_trainer
     from train.tokenizer import load_tokenizer
     from train.trajectories import episodes_by_id, prompt_rows
@@ -48,7 +47,7 @@ def _train(warm_start, tmp_path, methods: dict, scripts=None, steps: int = 2, sa
         load_tokenizer(str(folder)),
         Dataset.from_list(prompt_rows(scripts, limits)),
         episodes_by_id(table),
-        OrchestratedSimulator(ScriptSimulator(table)),  # what train-sim wires with the jigsaw method (else a no-op)
+        make_training_perception(cfg, table),  # what train-sim wires: orchestrated with the jigsaw method
         tmp_path / "out",
         tmp_path / "tb",
         extra_rewards=[Jitter()],  # a non-zero advantage in every group

@@ -1,0 +1,77 @@
+"""The composition root builds training's parts too: the simulator a train-sim run looks through and its teacher."""
+
+import typing
+
+import pytest
+
+from agentcvr.actions import Listen, Observe
+from agentcvr.components import make_perception, make_policy, make_training_perception
+from agentcvr.policies.expert import ExpertPolicy
+from agentcvr.policies.scan_teacher import ScanTeacher
+from simulator.jigsaw_sim import MASKED_AUDIO, OrchestratedSimulator
+from simulator.llm_sim import LLMSimulator
+from simulator.noise import Noise
+from simulator.script_sim import ScriptSimulator
+from tests.openai_stub import OpenAIStub
+from train.config import SFTConfig, TrainConfig
+
+WHOLE_VIDEO_1 = Observe(video=1, start=0, end=30)
+
+
+def config(**sections) -> TrainConfig:
+    """The default config with some sections given, e.g. config(simulator={"max_events": 1}), validated as loaded."""
+    return TrainConfig.model_validate(sections)
+
+
+def test_the_rule_simulator_gets_its_configured_event_budget_and_no_noise(pet_script):
+    table = {pet_script.id: pet_script}
+    built = make_training_perception(config(simulator={"max_events": 1}), table)
+    assert isinstance(built, ScriptSimulator) and built.noise is None
+    episode = pet_script.episode()
+    assert built.observe(episode, WHOLE_VIDEO_1) == ScriptSimulator(table, max_events=1).observe(episode, WHOLE_VIDEO_1)
+    assert built.observe(episode, WHOLE_VIDEO_1) != ScriptSimulator(table).observe(episode, WHOLE_VIDEO_1)
+
+
+def test_any_noise_rate_adds_noise_seeded_by_the_run(pet_script):
+    table = {pet_script.id: pet_script}
+    cfg = config(simulator={"drop_probability": 1.0}, seed=7)
+    built = make_training_perception(cfg, table)
+    assert built.noise == Noise(seed=7, drop_probability=1.0)
+    deaf = ScriptSimulator(table, noise=Noise(drop_probability=1.0))
+    assert built.observe(pet_script.episode(), WHOLE_VIDEO_1) == deaf.observe(pet_script.episode(), WHOLE_VIDEO_1)
+
+
+def test_the_jigsaw_method_orchestrates_the_simulator(pet_script):
+    table = {pet_script.id: pet_script}
+    built = make_training_perception(config(methods={"jigsaw": {"enabled": True}}), table)
+    assert isinstance(built, OrchestratedSimulator) and isinstance(built.base, ScriptSimulator)
+    episode = pet_script.episode()
+    plain = ScriptSimulator(table).observe(episode, WHOLE_VIDEO_1)
+    assert built.observe(episode, WHOLE_VIDEO_1) == plain  # not a jigsaw episode: passes through
+    visual_only = episode.model_copy(update={"reference": {"jigsaw": {"mode": "SMS", "dominant": "V"}}})
+    assert built.listen(visual_only, Listen(video=1, start=0, end=30)) == MASKED_AUDIO
+    assert not isinstance(make_training_perception(config(), table), OrchestratedSimulator)
+
+
+def test_the_llm_simulator_asks_the_configured_server_and_model(pet_script):
+    with OpenAIStub() as stub:
+        stub.reply(content="A cat naps on a couch.")
+        cfg = config(simulator={"kind": "llm", "url": stub.base_url, "model": "sim-model", "temperature": 0.3})
+        built = make_training_perception(cfg, {pet_script.id: pet_script})
+        assert isinstance(built, LLMSimulator)
+        assert built.observe(pet_script.episode(), WHOLE_VIDEO_1) == "A cat naps on a couch."
+        (request,) = stub.requests
+    assert (request["model"], request["temperature"]) == ("sim-model", 0.3)
+
+
+def test_every_configurable_teacher_is_a_policy_name(pet_script):
+    table = {pet_script.id: pet_script}
+    teachers = typing.get_args(SFTConfig.model_fields["teacher"].annotation)
+    assert set(teachers) == {"expert", "scan"}
+    assert isinstance(make_policy("expert", table), ExpertPolicy)
+    assert isinstance(make_policy("scan", table), ScanTeacher)
+
+
+def test_unknown_perception_names_the_valid_ones():
+    with pytest.raises(ValueError, match="choose one of sim, llm-sim, real"):
+        make_perception("simulator")
