@@ -7,7 +7,6 @@ the same record of the episode as the held-out evaluation does.
   PSS, Jaccard for BU) with `dense=True`; 0 without an answer.
 - `FormatBonus`: +0.1 when every turn was a valid action AND at least one observe/listen was made before the answer.
   The published code paid it for zero calls too, which rewards answering blind; we do not.
-
 - `EvidenceReward`: the share of the script's evidence facts that the episode's observations contain, a dense
   process reward only a simulator can pay (it knows which facts the answer needs). Always computed and logged
   (`rewards/evidence/mean`); its weight, `reward.evidence`, is 0 unless switched on.

@@ -88,16 +88,23 @@ class ExpertPolicy:
         """The ground truth in its official form if every fact was observed, else a random well-formed answer."""
         observed = {m.get("tool_call_id"): str(m.get("content", "")) for m in messages if m.get("role") == "tool"}
         visits = self._plan(episode.id)
-        task = get_task(episode.task)
         seen = all(all(facts_found(v.facts, observed.get(f"{CALL_PREFIX}{i}", ""))) for i, v in enumerate(visits))
-        if seen:
-            return task.official_form(self.scripts[episode.id].answer)
-        return task.random_answer(episode, random.Random(f"{self.seed}:{episode.id}"))
+        return answer_if_seen(self.scripts[episode.id], episode, seen, self.seed)
+
+
+def answer_if_seen(script: Script, episode: Episode, seen: bool, seed: int) -> str:
+    """A teacher's answer: the truth in its official form if it saw the evidence, else a random well-formed answer
+    (seeded per episode), as a model without the evidence would have to answer."""
+    task = get_task(episode.task)
+    if seen:
+        return task.official_form(script.answer)
+    return task.random_answer(episode, random.Random(f"{seed}:{episode.id}"))
+
+
+def tool_call(call_id: str, name: str, arguments: dict) -> dict:
+    """An OpenAI-style tool call, as a teacher writes it."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
 def _call(index: int, name: str, arguments: dict) -> dict:
-    return {
-        "id": f"{CALL_PREFIX}{index}",
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
+    return tool_call(f"{CALL_PREFIX}{index}", name, arguments)

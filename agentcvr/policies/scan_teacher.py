@@ -10,16 +10,14 @@ random well-formed answer otherwise, as the expert does: the warm start never le
 
 from __future__ import annotations
 
-import json
-import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
+from agentcvr.policies.expert import answer_if_seen, tool_call
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.protocols import PolicyOutput
 from agentcvr.session import forced_turn
-from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
 
 if TYPE_CHECKING:
@@ -61,10 +59,10 @@ class ScanTeacher:
         done = sum(1 for m in messages if m.get("role") == "assistant" and _ours(m))
         turns = self.turns(episode)
         if done < len(turns) and not forced_turn(messages):
-            calls = [_call(f"{CALL_PREFIX}{done}_{i}", tool, args) for i, (tool, args) in enumerate(turns[done])]
+            calls = [tool_call(f"{CALL_PREFIX}{done}_{i}", tool, args) for i, (tool, args) in enumerate(turns[done])]
             return PolicyOutput(tool_calls=calls)
         answer = {"answer": self.answer(messages, episode)}
-        return PolicyOutput(tool_calls=[_call(f"{CALL_PREFIX}answer", "answer", answer)])
+        return PolicyOutput(tool_calls=[tool_call(f"{CALL_PREFIX}answer", "answer", answer)])
 
     def answer(self, messages: list[dict], episode: Episode) -> str:
         """The truth in its official form if every evidence fact was observed, else a random well-formed answer."""
@@ -72,15 +70,9 @@ class ScanTeacher:
         if script is None:
             raise KeyError(f"no script for episode {episode.id!r}")
         observed = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "tool")
-        task = get_task(episode.task)
-        if all(facts_found([item.fact for item in script.evidence], observed)):
-            return task.official_form(script.answer)
-        return task.random_answer(episode, random.Random(f"{self.seed}:{episode.id}"))
+        seen = all(facts_found([item.fact for item in script.evidence], observed))
+        return answer_if_seen(script, episode, seen, self.seed)
 
 
 def _ours(message: dict) -> bool:
     return any(str(c.get("id", "")).startswith(CALL_PREFIX) for c in message.get("tool_calls") or [])
-
-
-def _call(call_id: str, name: str, arguments: dict) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
