@@ -21,8 +21,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agentcvr.episode import Episode
+from agentcvr.interfaces import Limits, Perception, Policy
 from agentcvr.parsing import ParsedTurn
-from agentcvr.protocols import Limits, Perception, Policy
 from agentcvr.session import EpisodeRules
 from agentcvr.trace import EpisodeResult, Step
 

@@ -23,7 +23,7 @@ import typer
 from rich.console import Console
 
 from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
-from agentcvr.protocols import Limits
+from agentcvr.interfaces import Limits
 
 app = typer.Typer(
     help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcvr.protocols import Perception, Policy
+from agentcvr.interfaces import Perception, Policy
 from agentcvr.script import Script
 
 if TYPE_CHECKING:

@@ -2,7 +2,8 @@
 
 `EpisodeRules` is what the LangGraph nodes of `agentcvr.agent` call, in training and in inference alike:
 - `turn_prompt`: the forced-answer prompt on the last allowed turn (recoveries count as turns). The message carries
-  an explicit flag (`FORCED_KEY`) that policies read with `forced_turn(messages)`; nobody matches its text.
+  an explicit flag (`FORCED_KEY`) that policies read with `forced_turn(messages)`; nobody matches its text. Recovery
+  prompts carry `RECOVERY_KEY` the same way (`is_recovery(message)`).
 - `judge`: validate a policy output against the episode (`agentcvr.parsing`) and decide: tool calls to run, an
   answer, a re-prompt with the recovery hint (bounded by `max_recoveries`) or a recorded failure.
 - `execute`: run the perception for each call; an error is told to the model and recorded as a `tool_error`;
@@ -19,12 +20,14 @@ from typing import Any
 from agentcvr import prompts
 from agentcvr.actions import Action, Answer, Listen, Observe, action_arguments
 from agentcvr.episode import Episode
+from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.parsing import ParsedTurn, ParseError, parse_turn
-from agentcvr.protocols import Limits, Perception, PolicyOutput
 from agentcvr.tasks import get_task
 from agentcvr.trace import Step
 
 FORCED_KEY = "forced_answer"  # set (True) on the loop's forced-answer message; chat templates ignore it
+RECOVERY_KEY = "recovery"  # set (True) on the loop's re-prompt after a malformed turn
+LOOP_KEYS = (FORCED_KEY, RECOVERY_KEY)
 
 
 def forced_turn(messages: list[dict]) -> bool:
@@ -32,9 +35,14 @@ def forced_turn(messages: list[dict]) -> bool:
     return bool(messages) and messages[-1].get(FORCED_KEY) is True
 
 
+def is_recovery(message: dict) -> bool:
+    """Whether a message is the loop's re-prompt after a malformed turn."""
+    return message.get(RECOVERY_KEY) is True
+
+
 def wire_messages(messages: list[dict]) -> list[dict]:
     """The messages without the loop's own flags, for servers that reject unknown message fields."""
-    return [{k: v for k, v in m.items() if k != FORCED_KEY} for m in messages]
+    return [{k: v for k, v in m.items() if k not in LOOP_KEYS} for m in messages]
 
 
 @dataclass
@@ -89,7 +97,8 @@ class EpisodeRules:
                 judged.failure = f"format_error: {message}"
             else:
                 hint = prompts.recovery_hint(self.protocol)  # type: ignore[arg-type]
-                judged.messages.append({"role": "user", "content": prompts.RECOVER.format(error=message, hint=hint)})
+                recover = prompts.RECOVER.format(error=message, hint=hint)
+                judged.messages.append({"role": "user", "content": recover, RECOVERY_KEY: True})
                 judged.recovered = True
             return judged
         judged = Judgement(messages=[assistant_message(output, parsed, turn)])

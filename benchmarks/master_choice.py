@@ -28,7 +28,7 @@ from rich.table import Table  # noqa: E402
 from agentcvr.agent import Agent  # noqa: E402
 from agentcvr.components import make_perception, make_policy  # noqa: E402
 from agentcvr.episode import Episode  # noqa: E402
-from agentcvr.protocols import Limits  # noqa: E402
+from agentcvr.interfaces import Limits  # noqa: E402
 from agentcvr.tasks import TASK_ORDER  # noqa: E402
 from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402

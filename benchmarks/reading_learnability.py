@@ -24,7 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcvr.components import make_policy, make_training_perception  # noqa: E402
-from agentcvr.protocols import Limits  # noqa: E402
+from agentcvr.interfaces import Limits  # noqa: E402
 from scripts_gen.generate import generate_one  # noqa: E402
 from train.config import load_config  # noqa: E402
 from train.tiny_model import build_tiny_model, parameter_count  # noqa: E402

@@ -56,8 +56,8 @@ def tool_schemas() -> list[dict]:
 
 
 def warm_start(folder: Path):
+    from agentcvr.interfaces import Limits
     from agentcvr.policies.expert import ExpertPolicy
-    from agentcvr.protocols import Limits
     from scripts_gen.generate import generate
     from simulator.script_sim import ScriptSimulator
     from train.config import TrainConfig

@@ -35,7 +35,7 @@ from rich.table import Table
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.interfaces import Limits, Perception, Policy
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task, scoring

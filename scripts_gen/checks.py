@@ -24,8 +24,8 @@ from statistics import mean, median
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits, Policy
 from agentcvr.policies.expert import ExpertPolicy
-from agentcvr.protocols import Limits, Policy
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task

@@ -47,7 +47,7 @@ def ask(
     """Run one question; returns the exit code (0 answered, 1 no answer, 2 bad input)."""
     from agentcvr.agent import Agent
     from agentcvr.components import make_perception, make_policy
-    from agentcvr.protocols import Limits
+    from agentcvr.interfaces import Limits
 
     settings = load_settings(**{k: v for k, v in {"policy": policy, "policy_url": base_url}.items() if v})
     try:

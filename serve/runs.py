@@ -22,7 +22,7 @@ from typing import Any
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
+from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.trace import EpisodeResult, Step
 from serve.errors import ApiError
 from serve.metrics import Metrics

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
-from agentcvr.protocols import Perception
+from agentcvr.interfaces import Perception
 
 MASKED_VISUAL = "Nothing to see: the frames of this clip are masked."
 MASKED_AUDIO = "Nothing to hear: the audio of this clip is masked."

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.policies.scripted import ScriptedPolicy
-from agentcvr.protocols import Limits
 
 
 def tool_calls(name, args):

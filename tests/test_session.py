@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits, PolicyOutput
 from agentcvr.policies.random_policy import RandomPolicy
 from agentcvr.policies.scripted import ScriptedPolicy
-from agentcvr.protocols import Limits, PolicyOutput
-from agentcvr.session import FORCED_KEY, EpisodeRules, forced_turn, wire_messages
+from agentcvr.session import FORCED_KEY, RECOVERY_KEY, EpisodeRules, forced_turn, is_recovery, wire_messages
 
 
 def observe(video, start, end):
@@ -45,6 +45,9 @@ def test_rules_judge_and_execute_without_a_graph(pet_script, simulator):
     assert again[0].observation.startswith("(You already made this exact call at turn 0")
     bad = rules.judge(PolicyOutput(content="hello"), turn=1, recoveries=0, seconds=0.0)
     assert bad.recovered and bad.steps[0].kind == "format_error" and bad.messages[-1]["role"] == "user"
+    # the recovery prompt is flagged, as the forced answer is, and the flag never reaches a server
+    assert is_recovery(bad.messages[-1]) and not is_recovery({"role": "user", "content": bad.messages[-1]["content"]})
+    assert RECOVERY_KEY not in json.dumps(wire_messages(bad.messages))
 
 
 def test_core_imports_no_outer_package():

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception, Policy, PolicyOutput
+from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import get_task

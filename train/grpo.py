@@ -17,7 +17,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception
+from agentcvr.interfaces import Limits, Perception
 from train.config import TrainConfig
 from train.rewards import Correctness, EvidenceReward, FormatBonus
 from train.rollout import RolloutFunc

@@ -27,7 +27,7 @@ import yaml
 from rich.console import Console
 
 from agentcvr.components import make_policy, make_training_perception
-from agentcvr.protocols import Limits
+from agentcvr.interfaces import Limits
 from agentcvr.script import Script
 from train.config import TrainConfig
 

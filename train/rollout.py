@@ -26,7 +26,7 @@ import torch
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception, PolicyOutput
+from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.session import EpisodeRules
 
 

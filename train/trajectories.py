@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.protocols import Limits, Perception, Policy
+from agentcvr.interfaces import Limits, Perception, Policy
 from agentcvr.script import Script
-from agentcvr.session import EpisodeRules
+from agentcvr.session import LOOP_KEYS, EpisodeRules
 from agentcvr.trace import EpisodeResult
 
 
@@ -40,7 +40,7 @@ def for_template(messages: list[dict]) -> list[dict]:
         if calls:
             calls = [{**c, "function": {**c["function"], "arguments": _arguments(c["function"])}} for c in calls]
             message = {**message, "tool_calls": calls}
-        out.append({k: v for k, v in message.items() if k != "forced_answer"})
+        out.append({k: v for k, v in message.items() if k not in LOOP_KEYS})
     return out
 
 

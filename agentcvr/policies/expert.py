@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
-from agentcvr.protocols import PolicyOutput
+from agentcvr.interfaces import PolicyOutput
 from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found

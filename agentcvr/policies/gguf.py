@@ -29,13 +29,12 @@ from typing import Any
 
 from agentcvr.actions import Answer
 from agentcvr.episode import Episode
+from agentcvr.interfaces import PolicyOutput
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
 from agentcvr.policies.option_vote import reask_message, vote
-from agentcvr.prompts import RECOVER
-from agentcvr.protocols import PolicyOutput
-from agentcvr.session import forced_turn
+from agentcvr.session import forced_turn, is_recovery
 
 # llguidance options: no free whitespace, one-line separators (see the module docstring).
 COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
@@ -143,8 +142,8 @@ class GGUFPolicy:
         turns = sum(m["role"] == "assistant" for m in messages)
         if self.scan and turns == 0:
             return PolicyOutput(content=scan_turn(episode))
-        recoveries = sum(_starts(m, _RECOVER_PREFIX) for m in messages)
-        recovering = _starts(messages[-1], _RECOVER_PREFIX) if messages else False
+        recoveries = sum(is_recovery(m) for m in messages)
+        recovering = is_recovery(messages[-1]) if messages else False
         shape = {"answer_only": forced_turn(messages), "tools_only": turns < self.min_calls}
         # a scanning master zooms in after its first look; otherwise times are the model's choice, and after a
         # rejected turn (usually an impossible interval) whole videos only
@@ -158,7 +157,7 @@ class GGUFPolicy:
         rejected = {
             _calls(m.get("content") or "", episode)
             for m, reply in zip(messages, messages[1:], strict=False)
-            if m["role"] == "assistant" and _starts(reply, _RECOVER_PREFIX)
+            if m["role"] == "assistant" and is_recovery(reply)
         }
         for attempt in range(self.resamples + 1 if recovering else 2):
             request = {
@@ -259,14 +258,6 @@ def _calls(content: str, episode: Episode) -> str:
     if isinstance(parsed, ParseError):
         return content
     return json.dumps([[a.tool, a.model_dump()] for a in parsed.actions], sort_keys=True)
-
-
-def _starts(message: dict, prefix: str) -> bool:
-    """Whether a message is the loop's prompt that starts with `prefix` (the forced answer, or a recovery)."""
-    return message.get("role") == "user" and str(message.get("content", "")).startswith(prefix)
-
-
-_RECOVER_PREFIX = RECOVER.split("{", 1)[0].strip()
 
 
 class GGUFChat:

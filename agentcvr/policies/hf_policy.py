@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
-from agentcvr.protocols import PolicyOutput
+from agentcvr.interfaces import PolicyOutput
 
 TOOLS_FILE = "tools.json"
 # Tokenizers trained by train-sim declare this class: loaded as saved (AutoTokenizer would rebuild a Qwen2 model's

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
+from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.json_protocol import turn_schema
-from agentcvr.protocols import PolicyOutput
 from agentcvr.session import wire_messages
 
 Mode = Literal["tools", "json"]

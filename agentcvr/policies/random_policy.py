@@ -9,7 +9,7 @@ import json
 import random
 
 from agentcvr.episode import Episode
-from agentcvr.protocols import PolicyOutput
+from agentcvr.interfaces import PolicyOutput
 from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
+from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.expert import answer_if_seen, tool_call
 from agentcvr.policies.option_vote import option_texts
-from agentcvr.protocols import PolicyOutput
 from agentcvr.session import forced_turn
 from agentcvr.text import facts_found
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentcvr.episode import Episode
-from agentcvr.protocols import PolicyOutput
+from agentcvr.interfaces import PolicyOutput
 
 
 class ScriptedPolicy:

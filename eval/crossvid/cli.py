@@ -143,7 +143,7 @@ def _predictor(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, fr
         return predictor, lambda: None  # its HTTP client closes inside the event loop (aclose)
     from agentcvr.agent import Agent
     from agentcvr.components import make_perception, make_policy
-    from agentcvr.protocols import Limits
+    from agentcvr.interfaces import Limits
     from eval.crossvid.agent_mode import AgentPredictor
 
     options = {"frame_cache_dir": str(frame_cache)}

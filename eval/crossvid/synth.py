@@ -82,7 +82,7 @@ def synth_command(
     score and report like CrossVid."""
     from agentcvr.agent import Agent
     from agentcvr.components import make_perception, make_policy
-    from agentcvr.protocols import Limits
+    from agentcvr.interfaces import Limits
     from agentcvr.script import write_jsonl
     from eval.crossvid.agent_mode import AgentPredictor
     from eval.crossvid.report import write_report

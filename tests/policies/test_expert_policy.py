@@ -9,8 +9,8 @@ from functools import cache
 import pytest
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import ExpertPolicy, plan
-from agentcvr.protocols import Limits
 from agentcvr.script import Evidence, Script
 from agentcvr.tasks import TASK_ORDER, get_task
 from scripts_gen.generate import generate

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.models import SMALL_LLM, get_spec, models_dir
 from agentcvr.parsing import ParsedTurn, parse_turn
 from agentcvr.prompts import FORCE_ANSWER, initial_messages
-from agentcvr.protocols import Limits
 from agentcvr.script import Event, Evidence, Script, VideoScript
-from agentcvr.session import FORCED_KEY
+from agentcvr.session import FORCED_KEY, RECOVERY_KEY
 from simulator.script_sim import ScriptSimulator
 
 pytestmark = pytest.mark.gguf
@@ -121,7 +121,7 @@ def test_after_a_rejected_reply_the_policy_writes_something_else(policy, umbrell
     messages = [
         *initial_messages(episode, "json", 6),
         {"role": "assistant", "content": rejected},
-        {"role": "user", "content": RECOVER.format(error="end must be after start", hint="")},
+        {"role": "user", "content": RECOVER.format(error="end must be after start", hint=""), RECOVERY_KEY: True},
     ]
     output = policy.act(messages, episode)
     assert output.content != rejected
@@ -189,7 +189,7 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     messages = [
         *initial_messages(episode, "json", 8),
         {"role": "assistant", "content": refused},
-        {"role": "user", "content": RECOVER.format(error="end must be after start", hint="")},
+        {"role": "user", "content": RECOVER.format(error="end must be after start", hint=""), RECOVERY_KEY: True},
         {"role": "assistant", "content": _LOOK},
         observed,
     ]

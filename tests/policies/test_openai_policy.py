@@ -5,8 +5,8 @@ import json
 import pytest
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.policies.openai_policy import OpenAIPolicy
-from agentcvr.protocols import Limits
 from tests.openai_stub import OpenAIStub
 
 

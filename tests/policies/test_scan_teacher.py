@@ -4,8 +4,8 @@ is the truth only when the evidence came back."""
 from __future__ import annotations
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.policies.scan_teacher import ScanTeacher, scan_focus
-from agentcvr.protocols import Limits
 from agentcvr.tasks import get_task
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from agentcvr.actions import tool_schemas
+from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import ExpertPolicy
-from agentcvr.protocols import Limits
 from scripts_gen.generate import generate
 from simulator.script_sim import ScriptSimulator
 from train.config import TrainConfig

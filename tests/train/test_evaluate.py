@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.policies.random_policy import RandomPolicy
-from agentcvr.protocols import Limits
 from scripts_gen.generate import generate
 from simulator.script_sim import ScriptSimulator
 from train.evaluate import comparison_table, evaluate

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.policies.scripted import ScriptedPolicy
-from agentcvr.protocols import Limits
 from agentcvr.script import Event, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
 from train.rewards import Correctness, EvidenceReward, FormatBonus

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agentcvr.actions import tool_schemas
+from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import ExpertPolicy
-from agentcvr.protocols import Limits
 from simulator.script_sim import ScriptSimulator
 from train.sft import encode, split_assistant_spans
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer

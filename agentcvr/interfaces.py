@@ -1,4 +1,4 @@
-"""The seams behind the agent loop: `Policy` (what to do next) and `Perception` (what the tools return).
+"""The interfaces behind the agent loop: `Policy` (what to do next) and `Perception` (what the tools return).
 
 Implementations do not inherit from these; anything with the right methods fits.
 """
