@@ -24,16 +24,16 @@ if TYPE_CHECKING:
     from train.config import TrainConfig
 
 
-def _expert(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _expert(arg: str, scripts: Mapping[str, Script], protocol: str = "tools", **_: Any) -> Policy:
     from agentcvr.policies.expert import ExpertPolicy
 
-    return ExpertPolicy(scripts)
+    return ExpertPolicy(scripts, protocol=protocol)  # type: ignore[arg-type]
 
 
-def _scan(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _scan(arg: str, scripts: Mapping[str, Script], protocol: str = "tools", **_: Any) -> Policy:
     from agentcvr.policies.scan_teacher import ScanTeacher
 
-    return ScanTeacher(scripts)
+    return ScanTeacher(scripts, protocol=protocol)  # type: ignore[arg-type]
 
 
 def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) -> Policy:

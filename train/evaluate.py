@@ -21,9 +21,11 @@ from concurrent.futures import Future
 
 from rich.console import Console
 
+from agentcvr.actions import Answer
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
+from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import get_task
@@ -75,17 +77,20 @@ class BatchingPolicy:
 
 class TeacherLooks:
     """The teacher's tool calls, the policy's answer: success then measures reading apart from looking (the policy
-    answers with what the teacher saw in front of it). If the policy calls a tool instead, it keeps the turn."""
-
-    protocol = "tools"
+    answers with what the teacher saw in front of it). If the policy calls a tool instead, it keeps the turn. Both
+    write the same protocol."""
 
     def __init__(self, teacher: Policy, policy: Policy):
-        self.teacher, self.policy = teacher, policy
+        if teacher.protocol != policy.protocol:
+            raise ValueError(f"the teacher writes {teacher.protocol!r} turns, the policy {policy.protocol!r}")
+        self.teacher, self.policy, self.protocol = teacher, policy, policy.protocol
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         planned = self.teacher.act(messages, episode)
-        calls = planned.tool_calls or []
-        if calls and calls[0]["function"]["name"] != "answer":
+        parsed = parse_turn(planned.content, planned.tool_calls, episode)
+        if isinstance(parsed, ParseError):
+            raise ValueError(f"the teacher wrote an invalid turn for {episode.id}: {parsed}")
+        if not isinstance(parsed.actions[0], Answer):
             return planned
         return self.policy.act(messages, episode)
 

@@ -119,18 +119,20 @@ class Run:
         folder.mkdir(parents=True)
         started = time.perf_counter()
         table = scripts_by_id(self.sft_scripts)
+        protocol = self.cfg.agent.protocol
         conversations, _ = teacher_conversations(
             self.sft_scripts,
-            make_policy(self.cfg.sft.teacher, table),
+            make_policy(self.cfg.sft.teacher, table, protocol=protocol),
             make_training_perception(self.cfg, table),
             self.limits,
         )
-        tools = tool_schemas()
+        tools = tool_schemas() if protocol == "tools" else None  # the JSON protocol's system prompt describes them
         if self.cfg.model.kind == "tiny":
             from train.tokenizer import boilerplate, render_with_template
 
             texts = render_with_template(conversations, tools)
-            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=boilerplate(tools))
+            fixed = boilerplate(tools, protocol)
+            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=fixed)
             model = build_tiny_model(self.cfg.model, tokenizer, seed=self.cfg.seed)
         else:
             from transformers import AutoTokenizer
@@ -159,7 +161,6 @@ class Run:
         """Held-out evaluation of a saved policy (or of the teacher when `policy_dir` is None), cached as JSON. With
         `teacher_looks` the teacher (`sft.teacher`) makes the calls and the policy only answers: its reading, apart
         from looking."""
-        from agentcvr.actions import tool_schemas
         from agentcvr.policies.hf_policy import HFPolicy
         from train.evaluate import evaluate
         from train.trajectories import scripts_by_id
@@ -168,8 +169,9 @@ class Run:
         if path.exists():
             return json.loads(path.read_text())
         table = scripts_by_id(self.heldout)
+        teacher = make_policy(self.cfg.sft.teacher, table, protocol=self.cfg.agent.protocol)
         if policy_dir is None:
-            policy = make_policy(self.cfg.sft.teacher, table)
+            policy = teacher
         else:
             e = self.cfg.eval
             policy = HFPolicy(
@@ -177,7 +179,6 @@ class Run:
                 temperature=e.temperature,
                 max_new_tokens=e.max_new_tokens,
                 device=e.device,
-                tools=tool_schemas(),
             )
         report = evaluate(
             policy,
@@ -185,7 +186,7 @@ class Run:
             make_training_perception(self.cfg, table),
             self.limits,
             batch_size=self.cfg.eval.batch_size,
-            teacher_looks=make_policy(self.cfg.sft.teacher, table) if teacher_looks else None,
+            teacher_looks=teacher if teacher_looks else None,
         )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]
@@ -265,21 +266,24 @@ class Run:
         from agentcvr.actions import tool_schemas
 
         if not hasattr(self, "_tools"):
-            self._tools = tool_schemas()
+            self._tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
         rendered = tokenizer.apply_chat_template(
             messages, tools=self._tools, add_generation_prompt=True, return_dict=True
         )
         return len(rendered["input_ids"])
 
     def save_policy(self, model, tokenizer, folder: Path) -> None:
-        save_policy(model, tokenizer, folder, plain_tokenizer=self.cfg.model.kind == "tiny")
+        save_policy(
+            model, tokenizer, folder, plain_tokenizer=self.cfg.model.kind == "tiny", protocol=self.cfg.agent.protocol
+        )
         (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
 
 
-def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True) -> None:
-    """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved) and the tool schemas."""
+def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True, protocol: str = "tools") -> None:
+    """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved), its action format and, for tool
+    calls, the tool schemas."""
     from agentcvr.actions import tool_schemas
-    from agentcvr.policies.hf_policy import TOOLS_FILE
+    from agentcvr.policies.hf_policy import POLICY_FILE, TOOLS_FILE
     from train.tokenizer import mark_plain
 
     folder = Path(folder)
@@ -288,7 +292,9 @@ def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True) ->
     tokenizer.save_pretrained(folder)
     if plain_tokenizer:
         mark_plain(folder)
-    (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
+    (folder / POLICY_FILE).write_text(json.dumps({"protocol": protocol}))
+    if protocol == "tools":
+        (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
 
 
 def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Console | None = None) -> dict:

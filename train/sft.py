@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from train.config import SFTConfig
 
 ASSISTANT_OPEN = "<|im_start|>assistant\n"
-ANSWER_CALL = '"name": "answer"'
+ANSWER_CALLS = ('"name": "answer"', '"action": "answer"')  # the answer turn, in tool calls or the JSON protocol
 TURN_END = "<|im_end|>"
 
 
@@ -51,13 +51,13 @@ def encode(tokenizer: PreTrainedTokenizerBase, text: str, answer_weight: float =
     ids, mask = [], []
     for piece, is_assistant in split_assistant_spans(text):
         piece_ids = tokenizer.encode(piece, add_special_tokens=False)
-        weight = (answer_weight if ANSWER_CALL in piece else 1.0) if is_assistant else 0.0
+        weight = (answer_weight if any(call in piece for call in ANSWER_CALLS) else 1.0) if is_assistant else 0.0
         ids += piece_ids
         mask += [weight] * len(piece_ids)
     return ids, mask
 
 
-def render(tokenizer: PreTrainedTokenizerBase, conversations: list[list[dict]], tools: list[dict]) -> list[str]:
+def render(tokenizer: PreTrainedTokenizerBase, conversations: list[list[dict]], tools: list[dict] | None) -> list[str]:
     return [tokenizer.apply_chat_template(c, tools=tools, tokenize=False) for c in conversations]
 
 

@@ -24,23 +24,32 @@ from transformers import PreTrainedTokenizerFast
 
 EOS, PAD = "<|im_end|>", "<|endoftext|>"
 SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+# the keys of the published JSON protocol's turn object, after its first key
+JSON_KEYS = (
+    "thought", "params", "observation_targets", "start_time", "end_time", "num_frames", "focus_prompt", "final_answer"
+)  # fmt: skip
 _SENTINEL_TURNS = 987654321  # rendered in place of max_turns to find where the system block varies
 
 
-def boilerplate(tool_schemas: list[dict]) -> list[str]:
+def boilerplate(tool_schemas: list[dict] | None, protocol: str = "tools") -> list[str]:
     """The fixed strings that become single tokens: the system block on both sides of its turn limit, and the JSON
-    scaffolding the chat template writes around tool-call arguments."""
+    scaffolding the policy writes: around tool-call arguments (tools), or the published protocol's keys (json)."""
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from agentcvr.prompts import system_prompt
 
     template = _template_only(qwen2_5_chat_template)
-    messages = [{"role": "system", "content": system_prompt("tools", _SENTINEL_TURNS)}, {"role": "user", "content": ""}]
-    text = template.apply_chat_template(messages, tools=tool_schemas, tokenize=False)
+    system = system_prompt(protocol, _SENTINEL_TURNS)  # type: ignore[arg-type]
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": ""}]
+    text = template.apply_chat_template(messages, tools=tool_schemas if protocol == "tools" else None, tokenize=False)
     block = text[: text.index("<|im_start|>user")]
     before, after = block.split(str(_SENTINEL_TURNS))
     pieces = [before, after]
-    for schema in tool_schemas:
+    if protocol == "json":
+        pieces += [f'{{"action": "{action}"' for action in ("observe", "get_caption", "answer")]
+        pieces += [f', "{key}": ' for key in JSON_KEYS] + ['{"video_index": ', '"}}', "}]"]
+        return list(dict.fromkeys(pieces))
+    for schema in tool_schemas or []:
         function = schema["function"]
         names = list(function["parameters"]["properties"])
         first = f'\n{{"name": "{function["name"]}", "arguments": {{"{names[0]}": '
@@ -63,7 +72,7 @@ def _template_only(chat_template: str) -> PreTrainedTokenizerFast:
     return tokenizer
 
 
-def render_with_template(conversations: list[list[dict]], tools: list[dict]) -> list[str]:
+def render_with_template(conversations: list[list[dict]], tools: list[dict] | None) -> list[str]:
     """Conversations rendered by the Qwen2.5 chat template, before any tokenizer exists (the training corpus)."""
     from trl.chat_template_utils import qwen2_5_chat_template
 

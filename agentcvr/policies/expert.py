@@ -1,7 +1,7 @@
 """The scripted expert: reads the episode's script, looks exactly where the evidence is, then answers.
 
 It is the teacher for warm-start SFT and the upper bound of the simulator setting, so its trajectories are short and
-clean: one OpenAI-style tool call per evidence location (observe with a focus, or listen), then `answer`. It does not
+clean: one call per evidence location (observe with a focus, or listen), then `answer`. It does not
 trust the script blindly: it answers the ground truth only if every evidence fact appeared in the observations it
 got back through the conversation (with noise on, a dropped event costs the answer); otherwise it answers a random
 well-formed answer, as a model without the evidence would have to. Facts are compared as a reader would, ignoring
@@ -11,7 +11,6 @@ script's 'The roof: wrong way round'.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
+from agentcvr.policies.teaching import Protocol, looks, next_calls, write_turn
 from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
@@ -52,14 +52,15 @@ def plan(script: Script) -> list[Visit]:
 
 
 class ExpertPolicy:
-    """`Policy` that solves script episodes: `ExpertPolicy(scripts_by_id)`."""
+    """`Policy` that solves script episodes: `ExpertPolicy(scripts_by_id)`, writing its turns in `protocol`."""
 
-    protocol = "tools"
-
-    def __init__(self, scripts: Mapping[str, Script], seed: int = 0, calls_per_turn: int = 1):
+    def __init__(
+        self, scripts: Mapping[str, Script], seed: int = 0, calls_per_turn: int = 1, protocol: Protocol = "tools"
+    ):
         self.scripts = scripts
         self.seed = seed
         self.calls_per_turn = calls_per_turn
+        self.protocol = protocol
         self._plans: dict[str, list[Visit]] = {}
 
     def _plan(self, episode_id: str) -> list[Visit]:
@@ -72,23 +73,22 @@ class ExpertPolicy:
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         visits = self._plan(episode.id)
-        issued = sum(
-            1
-            for m in messages
-            if m.get("role") == "assistant"
-            for c in m.get("tool_calls") or []
-            if str(c.get("id", "")).startswith(CALL_PREFIX)
-        )
-        if issued < len(visits) and not forced_turn(messages):
-            batch = range(issued, min(issued + self.calls_per_turn, len(visits)))
-            return PolicyOutput(tool_calls=[_call(i, visits[i].tool, visits[i].arguments) for i in batch])
-        return PolicyOutput(tool_calls=[_call(len(visits), "answer", {"answer": self.answer(messages, episode)})])
+        done = looks(messages, episode)
+        calls = [(v.tool, v.arguments) for v in visits]
+        turns = [calls[i : i + self.calls_per_turn] for i in range(0, len(calls), self.calls_per_turn)]
+        upcoming = next_calls(turns, len(done))
+        if upcoming and not forced_turn(messages):
+            return write_turn(upcoming, self.protocol, f"{CALL_PREFIX}{len(done)}")
+        answer = self.answer(messages, episode)
+        return write_turn([("answer", {"answer": answer})], self.protocol, f"{CALL_PREFIX}answer")
 
     def answer(self, messages: list[dict], episode: Episode) -> str:
         """The ground truth in its official form if every fact was observed, else a random well-formed answer."""
-        observed = {m.get("tool_call_id"): str(m.get("content", "")) for m in messages if m.get("role") == "tool"}
+        observed = [look.observation for look in looks(messages, episode)]
         visits = self._plan(episode.id)
-        seen = all(all(facts_found(v.facts, observed.get(f"{CALL_PREFIX}{i}", ""))) for i, v in enumerate(visits))
+        seen = len(observed) >= len(visits) and all(
+            all(facts_found(v.facts, text)) for v, text in zip(visits, observed, strict=False)
+        )
         return answer_if_seen(self.scripts[episode.id], episode, seen, self.seed)
 
 
@@ -99,12 +99,3 @@ def answer_if_seen(script: Script, episode: Episode, seen: bool, seed: int) -> s
     if seen:
         return task.official_form(script.answer)
     return task.random_answer(episode, random.Random(f"{seed}:{episode.id}"))
-
-
-def tool_call(call_id: str, name: str, arguments: dict) -> dict:
-    """An OpenAI-style tool call, as a teacher writes it."""
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
-def _call(index: int, name: str, arguments: dict) -> dict:
-    return tool_call(f"{CALL_PREFIX}{index}", name, arguments)

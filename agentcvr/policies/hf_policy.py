@@ -3,7 +3,10 @@
 The conversation is rendered with the checkpoint's own chat template and tool schemas (`tools.json` beside the
 weights, written by training, so inference sees exactly the prompt the policy was trained on; the action models'
 schemas otherwise), the model generates until `<|im_end|>`, and the raw text — `<tool_call>{...}</tool_call>`
-blocks — goes back to the loop, where `agentcvr.parsing` reads it. Greedy by default, as the paper's inference.
+blocks, or one object of the published JSON protocol — goes back to the loop, where `agentcvr.parsing` reads it.
+Which of the two the checkpoint writes is recorded in `policy.json` (`{"protocol": "json"}`); a checkpoint without
+it writes tool calls. A JSON-protocol checkpoint is shown no tool schemas: its system prompt describes the actions.
+Greedy by default, as the paper's inference.
 transformers and torch are imported here only, so `import agentcvr` stays light.
 """
 
@@ -17,6 +20,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
 
 TOOLS_FILE = "tools.json"
+POLICY_FILE = "policy.json"  # {"protocol": "tools" | "json"}: the action format the checkpoint was trained to write
 # Tokenizers trained by train-sim declare this class: loaded as saved (AutoTokenizer would rebuild a Qwen2 model's
 # tokenizer with Qwen2's own pre-tokenizer and break a locally trained vocabulary).
 PLAIN_TOKENIZER = "TokenizersBackend"
@@ -33,11 +37,20 @@ def load_tokenizer(path: str | Path):
     return AutoTokenizer.from_pretrained(path)
 
 
+def checkpoint_protocol(path: str | Path) -> str:
+    """The action format a checkpoint writes, from its `policy.json`; "tools" when it has none."""
+    manifest = Path(path) / POLICY_FILE
+    if not manifest.exists():
+        return "tools"
+    protocol = json.loads(manifest.read_text()).get("protocol")
+    if protocol not in ("tools", "json"):
+        raise ValueError(f"{manifest}: protocol must be 'tools' or 'json', got {protocol!r}")
+    return protocol
+
+
 class HFPolicy:
     """`HFPolicy(path)`: a checkpoint folder or hub id (model + tokenizer with a chat template); `tools` overrides the
-    schemas shown to the model."""
-
-    protocol = "tools"
+    schemas shown to the model (tools protocol only)."""
 
     def __init__(
         self,
@@ -57,8 +70,12 @@ class HFPolicy:
         self.tokenizer = tokenizer or load_tokenizer(self.path)
         self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
         self.model.eval()
+        self.protocol = checkpoint_protocol(self.path)
         tools_file = self.path / TOOLS_FILE
-        if tools is None:
+        if self.protocol == "json":
+            if tools is not None:
+                raise ValueError(f"{self.path} writes the published JSON protocol: it takes no tool schemas")
+        elif tools is None:
             tools = json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
         self.tools = tools
         # Ids after which generation stops: the end of the assistant turn (and the pad/eos the config names).
@@ -67,7 +84,7 @@ class HFPolicy:
         )
 
     def prompt_ids(self, messages: list[dict]) -> list[int]:
-        """The chat-template rendering of the conversation, with the tools, ending at the assistant header."""
+        """The chat-template rendering of the conversation, with the tools (if any), ending at the assistant header."""
         rendered = self.tokenizer.apply_chat_template(
             messages, tools=self.tools, add_generation_prompt=True, tokenize=True, return_dict=True
         )

@@ -20,7 +20,8 @@ from itertools import combinations
 from typing import Any, Literal
 
 from agentcvr.episode import Episode, VideoRef
-from agentcvr.policies.scan_teacher import scan_focus
+from agentcvr.policies.scan_teacher import SCAN_THOUGHT, scan_focus
+from agentcvr.policies.teaching import json_turn
 
 LETTER_TASKS = frozenset({"NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MAX_TARGETS = 4  # observation targets in one observe call (side-by-side comparison)
@@ -65,11 +66,8 @@ def scan_turn(episode: Episode) -> str:
     what the question and its options name. Written for the model, not by it: the 1.5B's own focus prompts are vague
     ("any actions that do not make sense"), and a vague focus brings back arbitrary events of a whole video (with the
     question and options as the focus a scan holds 80 % of the evidence facts, with the question alone 74 %)."""
-    focus = scan_focus(episode)
-    targets = [{"video_index": video.index} for video in episode.videos]
-    thought = "Scan every video for what the question and its options name."
-    turn = {"action": "observe", "thought": thought, "params": {"observation_targets": targets, "focus_prompt": focus}}
-    return json.dumps(turn, separators=(", ", ": "))
+    calls = [("observe", {"video": video.index, "focus": scan_focus(episode)}) for video in episode.videos]
+    return json.dumps(json_turn(calls, SCAN_THOUGHT), separators=(", ", ": "))
 
 
 def answer_schema(episode: Episode) -> dict[str, Any]:

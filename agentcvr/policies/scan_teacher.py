@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
-from agentcvr.policies.expert import answer_if_seen, tool_call
+from agentcvr.policies.expert import answer_if_seen
 from agentcvr.policies.option_vote import option_texts
+from agentcvr.policies.teaching import Call, Protocol, looks, next_calls, write_turn
 from agentcvr.session import forced_turn
 from agentcvr.text import facts_found
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 CALL_PREFIX = "scan_"
 DIALOGUE_TASKS = frozenset({"NC", "PI"})  # movie tasks: some evidence is only heard
+SCAN_THOUGHT = "Scan every video for what the question and its options name."  # the published protocol's thought
 
 
 def scan_focus(episode: Episode, limit: int = 500) -> str:
@@ -33,9 +35,8 @@ def scan_focus(episode: Episode, limit: int = 500) -> str:
 
 
 class ScanTeacher:
-    """`Policy` for script episodes: `ScanTeacher(scripts_by_id)`; scans, then answers."""
-
-    protocol = "tools"
+    """`Policy` for script episodes: `ScanTeacher(scripts_by_id)`; scans, then answers; writes its turns in
+    `protocol`."""
 
     def __init__(
         self,
@@ -43,36 +44,33 @@ class ScanTeacher:
         seed: int = 0,
         focus_chars: int = 500,
         dialogue_tasks: frozenset[str] = DIALOGUE_TASKS,
+        protocol: Protocol = "tools",
     ):
         self.scripts, self.seed, self.focus_chars, self.dialogue_tasks = scripts, seed, focus_chars, dialogue_tasks
+        self.protocol = protocol
 
-    def turns(self, episode: Episode) -> list[list[tuple[str, dict]]]:
+    def turns(self, episode: Episode) -> list[list[Call]]:
         """The looking turns, each a list of (tool, arguments)."""
         videos = [video.index for video in episode.videos]
         focus = scan_focus(episode, self.focus_chars)
-        turns = [[("observe", {"video": v, "focus": focus}) for v in videos]]
+        turns: list[list[Call]] = [[("observe", {"video": v, "focus": focus}) for v in videos]]
         if episode.task in self.dialogue_tasks:
             turns.append([("listen", {"video": v}) for v in videos])
         return turns
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        done = sum(1 for m in messages if m.get("role") == "assistant" and _ours(m))
-        turns = self.turns(episode)
-        if done < len(turns) and not forced_turn(messages):
-            calls = [tool_call(f"{CALL_PREFIX}{done}_{i}", tool, args) for i, (tool, args) in enumerate(turns[done])]
-            return PolicyOutput(tool_calls=calls)
-        answer = {"answer": self.answer(messages, episode)}
-        return PolicyOutput(tool_calls=[tool_call(f"{CALL_PREFIX}answer", "answer", answer)])
+        done = len(looks(messages, episode))
+        upcoming = next_calls(self.turns(episode), done)
+        if upcoming and not forced_turn(messages):
+            return write_turn(upcoming, self.protocol, f"{CALL_PREFIX}{done}", thought=SCAN_THOUGHT)
+        answer = [("answer", {"answer": self.answer(messages, episode)})]
+        return write_turn(answer, self.protocol, f"{CALL_PREFIX}answer")
 
     def answer(self, messages: list[dict], episode: Episode) -> str:
         """The truth in its official form if every evidence fact was observed, else a random well-formed answer."""
         script = self.scripts.get(episode.id)
         if script is None:
             raise KeyError(f"no script for episode {episode.id!r}")
-        observed = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "tool")
+        observed = " ".join(look.observation for look in looks(messages, episode))
         seen = all(facts_found([item.fact for item in script.evidence], observed))
         return answer_if_seen(script, episode, seen, self.seed)
-
-
-def _ours(message: dict) -> bool:
-    return any(str(c.get("id", "")).startswith(CALL_PREFIX) for c in message.get("tool_calls") or [])

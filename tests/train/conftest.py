@@ -18,17 +18,19 @@ from train.tokenizer import boilerplate, render_with_template, train_tokenizer
 from train.trajectories import teacher_conversations
 
 
-@pytest.fixture(scope="session")
-def warm_start(tmp_path_factory):
-    """A 2-layer, 32-wide policy that has memorized expert trajectories of two PI episodes (a few seconds)."""
+def memorized_policy(folder, protocol: str = "tools"):
+    """A 2-layer, 32-wide policy that has memorized expert trajectories of two PI episodes in `protocol` (a few
+    seconds), saved as a checkpoint in `folder`."""
     torch.manual_seed(0)
     limits = Limits(max_turns=4, max_observation_chars=200)  # short episodes: 4 turns, 200-character tool output
     scripts = generate("PI", 2, seed=0)  # two episodes: GRPO replays what SFT memorized, so tool calls come out
     table = {s.id: s for s in scripts}
-    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
-    texts = render_with_template(conversations, tool_schemas())
+    teacher = ExpertPolicy(table, protocol=protocol)
+    conversations, _ = teacher_conversations(scripts, teacher, ScriptSimulator(table), limits)
+    tools = tool_schemas() if protocol == "tools" else None
+    texts = render_with_template(conversations, tools)
     tokenizer = train_tokenizer(
-        texts * 4, vocab_size=1024, fixed=boilerplate(tool_schemas())
+        texts * 4, vocab_size=1024, fixed=boilerplate(tools, protocol)
     )  # a small vocabulary is enough for two episodes
     cfg = TrainConfig().model.model_copy(
         update={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "max_position_embeddings": 1024}
@@ -41,6 +43,17 @@ def warm_start(tmp_path_factory):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-    folder = tmp_path_factory.mktemp("warm")
-    save_policy(model, tokenizer, folder)
+    save_policy(model, tokenizer, folder, protocol=protocol)
     return folder, scripts, limits
+
+
+@pytest.fixture(scope="session")
+def warm_start(tmp_path_factory):
+    """The memorized policy, writing tool calls."""
+    return memorized_policy(tmp_path_factory.mktemp("warm"))
+
+
+@pytest.fixture(scope="session")
+def json_warm_start(tmp_path_factory):
+    """The memorized policy, writing the published JSON protocol."""
+    return memorized_policy(tmp_path_factory.mktemp("warm_json"), "json")

@@ -52,13 +52,14 @@ def runs(mask: list[int]) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("protocol", ["tools", "json"])
-def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start, tmp_path, protocol):
+def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tmp_path, protocol):
     from datasets import Dataset
 
     from train.grpo import build_trainer
     from train.tokenizer import load_tokenizer
 
-    folder, scripts, limits = warm_start
+    # the policy warm-started in this protocol, as train-sim's warm start is
+    folder, scripts, limits = request.getfixturevalue("warm_start" if protocol == "tools" else "json_warm_start")
     agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars}
     grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "temperature": 0.7}
     cfg = TrainConfig.model_validate(
@@ -110,8 +111,7 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(warm_start,
             hidden = tokenizer.decode([t for t, m in zip(completion, mask, strict=True) if m == 0])
             assert result.steps[0].observation[:20] in hidden  # the observation is in the masked part
     assert used == len(recorder.rows)  # every sampled row is one policy turn of one episode
-    if protocol == "tools":
-        assert tool_turns > 0  # the memorized policy made tool calls, so tool output was appended and masked
+    assert tool_turns > 0  # the memorized policy made tool calls, so tool output was appended and masked
 
 
 def test_checkpoint_tool_schemas_are_the_agents(warm_start):

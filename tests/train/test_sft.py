@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentcvr.actions import tool_schemas
 from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import ExpertPolicy
+from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
 from train.sft import encode, split_assistant_spans
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
@@ -33,3 +34,24 @@ def test_encoding_matches_the_rollout_layout(pet_script):
     fixed = boilerplate(tool_schemas())
     assert all(len(tokenizer.encode(piece, add_special_tokens=False)) == 1 for piece in fixed)
     assert len(prompt) < 200
+
+
+def test_json_protocol_encoding_trains_the_json_turns_and_weighs_the_answer():
+    script = generate_one("PI", 0, 10000)
+    table = {script.id: script}
+    teacher = ExpertPolicy(table, protocol="json")
+    limits = Limits(max_turns=6, max_observation_chars=300)
+    conversations, results = teacher_conversations([script], teacher, ScriptSimulator(table), limits)
+    text = render_with_template(conversations, None)[0]
+    assert "<tools>" not in text  # the JSON protocol's system prompt describes the actions itself
+    fixed = boilerplate(None, "json")
+    tokenizer = train_tokenizer([text] * 4, vocab_size=600, fixed=fixed)
+    assert all(len(tokenizer.encode(piece, add_special_tokens=False)) == 1 for piece in fixed)
+    ids, mask = encode(tokenizer, text, answer_weight=10.0)
+    assert tokenizer.decode(ids) == text
+    by_weight = {w: tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m == w]) for w in set(mask)}
+    looks = sum(s.kind == "tool" for s in results[0].steps)
+    assert looks > 0 and by_weight[1.0].count("<|im_end|>") <= looks  # the looking turns train at weight 1
+    assert '"action": "observe"' in by_weight[1.0] or '"action": "get_caption"' in by_weight[1.0]
+    assert by_weight[10.0].count('"action": "answer"') == 1  # the answer turn at answer_weight
+    assert "Result of" in by_weight[0.0] and "Result of" not in by_weight[1.0] + by_weight[10.0]
