@@ -63,6 +63,7 @@ class TokenPolicy:
         self.sampled_texts: list[str] = []  # each turn's sampled text, as the parser read it
         self.sampled_turns = 0
         self._seen = 0  # messages of the conversation already in the token stream
+        self._dummy: tuple[list[dict], list[int]] | None = None  # the dummy turn and its rendering, made once
 
     def render(self, messages: list[dict], generation_prompt: bool) -> list[int]:
         rendered = self.tokenizer.apply_chat_template(
@@ -72,9 +73,11 @@ class TokenPolicy:
 
     def appended_ids(self, messages: list[dict]) -> list[int]:
         """The template's tokens for `messages` following an assistant turn, up to the next assistant header."""
-        dummy = [{"role": "user", "content": "dummy"}, {"role": "assistant", "content": "dummy"}]
-        prefix = self.render(dummy, generation_prompt=False)
-        prefix = prefix[: len(prefix) - prefix[::-1].index(self.stop_id)]  # up to the turn's end-of-turn token
+        if self._dummy is None:
+            dummy = [{"role": "user", "content": "dummy"}, {"role": "assistant", "content": "dummy"}]
+            prefix = self.render(dummy, generation_prompt=False)
+            self._dummy = dummy, prefix[: len(prefix) - prefix[::-1].index(self.stop_id)]  # up to its end of turn
+        dummy, prefix = self._dummy
         full = self.render(dummy + messages, generation_prompt=True)
         if full[: len(prefix)] != prefix:
             raise ValueError("the chat template does not render a conversation as a prefix of its continuation")
