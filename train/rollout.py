@@ -7,6 +7,10 @@ messages) that only grows by appending: each sampled turn as sampled (env_mask 1
 the loop appended since (tool results, recovery or forced-answer prompts, the template's turn markers) rendered by the
 chat template against a dummy turn and appended with env_mask 0. Sampled tokens are never decoded and re-encoded.
 
+Turns are sampled with HF `generate` on the trainer's model, or, with `grpo.use_vllm`, by TRL's own vLLM generation
+(`vllm_sampler`: TRL syncs the weights into vLLM before each rollout), one turn per request, stopping at the end of the
+assistant turn.
+
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
 policy's own turns without tool output) reach the reward functions as keyword lists. The episodes of a generation
@@ -156,6 +160,34 @@ def sampling_kwargs(temperature: float, top_p: float = 1.0, top_k: int = 0) -> d
     return {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k or None}
 
 
+def vllm_sampler(generation, stop_id: int, processes: int = 1) -> Callable[[list[list[int]], int], list[Sample]]:
+    """Sample turns through TRL's `VLLMGeneration` (server or colocate mode), which TRL keeps in sync with the
+    trainer's weights. It serves whole completions, so each call sets its token budget to one turn's and adds the
+    end-of-turn stop; vLLM returns the sampled tokens (the stop token included) and their log-probs.
+
+    Server mode gathers every process's prompts in one collective call per batch, and processes would reach
+    different numbers of turns: it runs on one process only. So does tensor-parallel colocate mode."""
+    if generation.mode == "server" and processes > 1:
+        raise ValueError("agent rollouts with vllm_mode=server run on one process; use vllm_mode=colocate")
+    if generation.mode == "colocate" and getattr(generation, "tensor_parallel_size", 1) > 1:
+        raise ValueError("agent rollouts need vllm_tensor_parallel_size=1: TP groups gather prompts turn by turn")
+
+    def sample(rows: list[list[int]], max_new_tokens: int) -> list[Sample]:
+        budget, kwargs = generation.max_completion_length, generation.generation_kwargs
+        stops = sorted({*kwargs.get("stop_token_ids", []), stop_id})
+        generation.max_completion_length = max_new_tokens
+        generation.generation_kwargs = {**kwargs, "stop_token_ids": stops}
+        try:
+            _, completions, logprobs, _ = generation.generate(rows, None, 1)
+        finally:
+            generation.max_completion_length, generation.generation_kwargs = budget, kwargs
+        if logprobs is None:
+            raise ValueError("vLLM returned no log-probs: GRPO needs the sampled tokens' (generation logprobs=0)")
+        return [(list(ids), [lp[0] for lp in lps]) for ids, lps in zip(completions, logprobs, strict=True)]
+
+    return sample
+
+
 class TurnBatcher:
     """Gathers the next turn of every live episode and samples them together (`sample(rows, max_new) -> samples`)."""
 
@@ -223,8 +255,12 @@ class RolloutFunc:
             raise ValueError(f"{len(prompts)} prompts but {len(rows)} rows: batch_rows is stale")
         model = trainer.accelerator.unwrap_model(trainer.model)
         tokenizer, args = trainer.processing_class, trainer.args
-        sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
-        batcher = TurnBatcher(lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling), live=len(rows))
+        if getattr(trainer, "use_vllm", False):
+            sample = vllm_sampler(trainer.vllm_generation, tokenizer.eos_token_id, trainer.accelerator.num_processes)
+        else:
+            sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
+            sample = lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling)  # noqa: E731
+        batcher = TurnBatcher(sample, live=len(rows))
         episodes, policies = [], []
         for prompt, row in zip(prompts, rows, strict=True):
             episode = self.episodes[row["episode_id"]]
