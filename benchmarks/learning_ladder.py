@@ -58,8 +58,11 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
     return name, [item for item in rest.split(",") if item]
 
 
-def train(preset: str, folder: Path, seed: int, overrides: list[str], log: Path) -> float:
-    """One train-sim run (resumed if the folder exists); returns its wall time."""
+def train(
+    preset: str, folder: Path, seed: int, overrides: list[str], log: Path, finished: str = "eval_final_reading.json"
+) -> float:
+    """One train-sim run (resumed if the folder exists); returns its wall time. The run is finished when the file
+    `finished` exists in its folder."""
     command = [
         sys.executable, "-m", "agentcvr.cli", "train-sim", "--preset", preset, "--out", str(folder), "--resume",
         "-o", f"seed={seed}",
@@ -70,7 +73,7 @@ def train(preset: str, folder: Path, seed: int, overrides: list[str], log: Path)
     started = time.perf_counter()
     with log.open("a") as handle:
         done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, env=env, check=False)
-    if done.returncode != 0 or not (folder / "eval_final_reading.json").exists():
+    if done.returncode != 0 or not (folder / finished).exists():
         raise RuntimeError(f"train-sim did not finish (rc {done.returncode}) for {folder}: see {log}")
     return time.perf_counter() - started
 
