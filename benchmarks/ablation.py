@@ -36,7 +36,7 @@ DEFAULT_VARIANTS = [
     "vanilla=",
     "tas=methods.tas.enabled=true",
     "replay=methods.replay.enabled=true",
-    "replay+tas=methods.replay.enabled=true,methods.tas.enabled=true",
+    "replay-tas=methods.replay.enabled=true,methods.tas.enabled=true",
     "hints=methods.replay.enabled=true,methods.replay.hints=template",
     "care=methods.care.enabled=true",
     "jigsaw=methods.jigsaw.enabled=true",
