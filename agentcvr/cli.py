@@ -99,7 +99,7 @@ def run(
         by_id = {s.id: s for s in read_jsonl(scripts)}
     except ValueError as error:
         _fail(str(error))
-    episodes = [s.episode() for s in by_id.values() if not task or s.task in task]
+    episodes = [s.episode for s in by_id.values() if not task or s.task in task]
     if not episodes:
         _fail(f"no episodes of task kind {', '.join(task or [])} in {scripts}")
     if per_task is not None:

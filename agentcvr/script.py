@@ -12,11 +12,11 @@ Compatible with the published script format through `Script.from_reference` (`vi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from agentcvr.episode import Episode, VideoRef
 
@@ -78,19 +78,37 @@ class UAVMoment(BaseModel):
     view_b: str
 
 
+EPISODE_FIELDS = ("id", "task", "question", "options", "answer")  # written before `videos` in the flat form
+EPISODE_EXTRAS = ("context", "reference")  # written after `videos`
+
+
 class Script(BaseModel):
-    """A generated (or LLM-written) question with the timelines that answer it."""
+    """A generated (or LLM-written) question with the timelines that answer it: the `Episode` the agent sees, one
+    `VideoScript` per video, and where the evidence is.
+
+    Built and stored in the flat, published-compatible form (`id`, `task`, `question`, `options`, `answer`,
+    `videos`, `context`, `reference`, `evidence`): the question's fields are folded into `episode` on the way in and
+    written back flat on the way out. The episode's videos are derived from the timelines, so the two cannot
+    disagree. `script.id`, `script.task` ... read the episode; `script.with_episode(id="x")` is a copy with one
+    changed.
+    """
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    task: str
-    question: str
-    options: list[str] = Field(default_factory=list)
-    answer: Any
+    episode: Episode
     videos: list[VideoScript]
-    context: dict[str, Any] = Field(default_factory=dict)
-    reference: dict[str, Any] = Field(default_factory=dict)
     evidence: list[Evidence] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold(cls, data: Any) -> Any:
+        """The flat form (question fields beside the timelines) -> `episode`, its videos made from the timelines."""
+        if not isinstance(data, dict) or "episode" in data:
+            return data
+        flat = dict(data)
+        episode = {key: flat.pop(key) for key in (*EPISODE_FIELDS, *EPISODE_EXTRAS) if key in flat}
+        videos = [v if isinstance(v, VideoScript) else VideoScript.model_validate(v) for v in flat.get("videos", [])]
+        episode["videos"] = [_video_ref(v) for v in videos]
+        return {**flat, "videos": videos, "episode": episode}
 
     @model_validator(mode="after")
     def _consistent(self) -> Script:
@@ -99,27 +117,63 @@ class Script(BaseModel):
         get_task(self.task)  # raises with the valid kinds
         if [v.index for v in self.videos] != list(range(1, len(self.videos) + 1)):
             raise ValueError("video indices must run 1..n in order")
+        if self.episode.videos != [_video_ref(v) for v in self.videos]:
+            raise ValueError(f"script {self.id}: the episode's videos do not match the timelines")
         for item in self.evidence:
             if not 1 <= item.video <= len(self.videos):
                 raise ValueError(f"evidence names unknown video {item.video}")
         return self
 
-    def episode(self) -> Episode:
-        """The episode the agent sees (ground truth kept for scoring, timelines dropped)."""
-        videos = [
-            VideoRef(index=v.index, duration=v.duration, name=v.name, offset=v.offset, label=v.label)
-            for v in self.videos
-        ]
-        return Episode(
-            id=self.id,
-            task=self.task,
-            question=self.question,
-            options=self.options,
-            videos=videos,
-            answer=self.answer,
-            reference=self.reference,
-            context=self.context,
-        )
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        episode = data["episode"]
+        return {
+            **{key: episode[key] for key in EPISODE_FIELDS},
+            "videos": data["videos"],
+            **{key: episode[key] for key in EPISODE_EXTRAS},
+            "evidence": data["evidence"],
+        }
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Script:
+        """A copy; an update names `episode`, `videos` or `evidence` (the question's fields live in the episode)."""
+        stale = sorted(set(update or {}) - set(type(self).model_fields))
+        if stale:
+            raise ValueError(f"{stale} belong to the episode: use script.with_episode(...)")
+        copy = super().model_copy(update=update, deep=deep)
+        return type(self).model_validate(dict(copy)) if update else copy  # the checks run on the updated copy
+
+    def with_episode(self, **fields: Any) -> Script:
+        """A copy whose episode has these fields changed (id, question, options, answer, context, reference)."""
+        return self.model_copy(update={"episode": self.episode.model_copy(update=fields)})
+
+    @property
+    def id(self) -> str:
+        return self.episode.id
+
+    @property
+    def task(self) -> str:
+        return self.episode.task
+
+    @property
+    def question(self) -> str:
+        return self.episode.question
+
+    @property
+    def options(self) -> list[str]:
+        return self.episode.options
+
+    @property
+    def answer(self) -> Any:
+        return self.episode.answer
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.episode.context
+
+    @property
+    def reference(self) -> dict[str, Any]:
+        return self.episode.reference
 
     @classmethod
     def from_reference(cls, data: dict, **fields: Any) -> Script:
@@ -133,6 +187,10 @@ class Script(BaseModel):
             ]
             videos.append(VideoScript(index=int(key), duration=video["duration"], events=events))
         return cls(videos=videos, **fields)
+
+
+def _video_ref(video: VideoScript) -> VideoRef:
+    return VideoRef(index=video.index, duration=video.duration, name=video.name, offset=video.offset, label=video.label)
 
 
 def uav_views(moments: list[UAVMoment], duration: float, step: float = 2.0) -> list[VideoScript]:

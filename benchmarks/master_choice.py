@@ -63,7 +63,7 @@ def main() -> int:
     generated = generate("all", args.n, args.seed)
     generated.sort(key=lambda s: (int(s.id.rsplit("-", 1)[1]), TASK_ORDER.index(s.task)))
     scripts = {s.id: s for s in generated if not args.task or s.task in args.task}
-    episodes = [s.episode() for s in scripts.values()]
+    episodes = [s.episode for s in scripts.values()]
     if args.perception == "real":
         if args.videos is None:
             parser.error("--perception real needs --videos (render the same seed with `agentcvr render`)")

@@ -47,7 +47,7 @@ BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) ->")
 
 def conversation(script: Script, looks: str, simulator: ScriptSimulator, max_turns: int) -> list[dict]:
     """The messages the loop would hold at the turn limit after these looks (JSON protocol)."""
-    episode = script.episode()
+    episode = script.episode
     messages = initial_messages(episode, "json", max_turns)
     if looks == "scan":
         turns = [scan_turn(episode)]
@@ -105,7 +105,7 @@ def main() -> int:
             for script in track(todo, description=f"{len(done)} done before"):
                 started = time.perf_counter()
                 messages = conversation(script, args.looks, simulator, args.max_turns)
-                reply = json.loads(policy.act(messages, script.episode()).content or "{}")
+                reply = json.loads(policy.act(messages, script.episode).content or "{}")
                 ballots = BALLOTS.search(reply["thought"]).group(1).split()  # type: ignore[union-attr]
                 row = {"id": script.id, "task": script.task, "gold": script.answer, "ballots": ballots}
                 row |= {"voted": reply["final_answer"], "seconds": time.perf_counter() - started}

@@ -96,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     scripts = generate("all", args.per_task, args.seed)
     by_id = {s.id: s for s in scripts}
-    episodes = {s.id: s.episode() for s in scripts}
+    episodes = {s.id: s.episode for s in scripts}
     simulator = ScriptSimulator(by_id)
     calls = make_calls(scripts, args.calls, args.seed)
 

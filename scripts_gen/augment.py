@@ -180,7 +180,7 @@ def _timeline_problem(before: list[Event], after: list[Event]) -> tuple[str, str
 def _missing_evidence(script: Script) -> str:
     """The first evidence fact the rule-based simulator no longer reports at its interval ('' if none)."""
     simulator = ScriptSimulator({script.id: script})
-    episode = script.episode()
+    episode = script.episode
     for item in script.evidence:
         if not item.fact:
             continue

@@ -40,13 +40,13 @@ _STOP = frozenset(
 
 def score(script: Script, output: str | None) -> float:
     """The official CrossVid score of one output (keyword judge for CCQA); no output scores 0."""
-    return get_task(script.task).official(output or "", script.episode())
+    return get_task(script.task).official(output or "", script.episode)
 
 
 def random_chance(script: Script, draws: int = 200) -> float:
     """Expected score of the task's random well-formed answer (what `RandomPolicy` should get), by sampling."""
     rng = random.Random(f"chance:{script.id}")
-    episode, task = script.episode(), get_task(script.task)
+    episode, task = script.episode, get_task(script.task)
     return mean(task.official(task.random_answer(episode, rng), episode) for _ in range(draws))
 
 
@@ -213,7 +213,7 @@ def answerable(
     by_id = {s.id: s for s in scripts}
     agent = Agent(policy or ExpertPolicy(by_id), simulator or ScriptSimulator(by_id), limits)
     runs = map_with_progress(
-        lambda script: agent.run(script.episode()),
+        lambda script: agent.run(script.episode),
         scripts,
         describe=lambda done: f"answered {sum(r.answer is not None for r in done)}/{len(done)}",
         label="answerability",
@@ -226,7 +226,7 @@ def answerable(
 def missing_evidence(script: Script, simulator: ScriptSimulator | None = None) -> list[str]:
     """Evidence facts that do not appear in the simulator's answer for their interval (empty when all do)."""
     simulator = simulator or ScriptSimulator({script.id: script})
-    episode = script.episode()
+    episode = script.episode
     missing = []
     for item in script.evidence:
         if item.tool == "observe":

@@ -450,7 +450,7 @@ def load_rendered(out_dir: str | Path) -> list[tuple[Script, Episode]]:
     out = Path(out_dir).resolve()
     rendered = read_manifest(out)
     scripts = [script for script in load_scripts(out) if script.id in rendered]
-    episodes = attach_videos([script.episode() for script in scripts], out)
+    episodes = attach_videos([script.episode for script in scripts], out)
     return list(zip(scripts, episodes, strict=True))
 
 

@@ -46,7 +46,7 @@ def test_three_formats_drive_the_graph_to_an_answer(fmt, protocol, pet_script, s
         ],
         protocol=protocol,
     )
-    result = Agent(policy, simulator).run(pet_script.episode())
+    result = Agent(policy, simulator).run(pet_script.episode)
     assert (result.answer, result.failure, result.turns, result.tool_calls) == ("B", None, 3, 2)
     assert result.steps[0].observation == "[5.0s - 12.0s] a brown dog runs in a park"
     assert result.steps[1].observation == "[0.0 - 10.0]: good morning kitty"
@@ -66,7 +66,7 @@ def test_the_trace_keeps_each_turns_thought_once(pet_script, simulator):
         ],
         protocol="json",
     )
-    result = Agent(policy, simulator).run(pet_script.episode())
+    result = Agent(policy, simulator).run(pet_script.episode)
     assert [(step.tool, step.thought) for step in result.steps] == [
         ("observe", "look at both"),
         ("observe", None),  # the same turn's second call
@@ -78,7 +78,7 @@ def test_openai_tool_results_carry_the_call_id(pet_script, simulator):
     policy = ScriptedPolicy(
         [tool_calls("listen", {"video": 1, "start": 0, "end": 30}), tool_calls("answer", {"answer": "A"})]
     )
-    Agent(policy, simulator).run(pet_script.episode())
+    Agent(policy, simulator).run(pet_script.episode)
     assistant, tool = policy.seen[-1][-2:]
     assert assistant["tool_calls"][0]["id"] == tool["tool_call_id"] == "id-listen"
 
@@ -86,20 +86,20 @@ def test_openai_tool_results_carry_the_call_id(pet_script, simulator):
 def test_forced_answer_at_the_turn_limit(pet_script, simulator):
     looping = [qwen("listen", {"video": 1, "start": 0, "end": 30})] * 3 + [qwen("answer", {"answer": "A"})]
     policy = ScriptedPolicy(looping)
-    result = Agent(policy, simulator, Limits(max_turns=4)).run(pet_script.episode())
+    result = Agent(policy, simulator, Limits(max_turns=4)).run(pet_script.episode)
     assert (result.answer, result.turns, result.forced) == ("A", 4, True)
     assert "turn limit" in policy.seen[-1][-1]["content"]
 
 
 def test_no_answer_at_the_turn_limit_is_a_recorded_failure(pet_script, simulator):
     policy = ScriptedPolicy([qwen("listen", {"video": 1, "start": 0, "end": 30})] * 3)
-    result = Agent(policy, simulator, Limits(max_turns=3)).run(pet_script.episode())
+    result = Agent(policy, simulator, Limits(max_turns=3)).run(pet_script.episode)
     assert (result.answer, result.failure, result.turns) == (None, "turn_limit", 3)
 
 
 def test_recovery_reprompts_then_succeeds(pet_script, simulator):
     policy = ScriptedPolicy(["not json", '{"action": "answer"', qwen("answer", {"answer": "B"})], protocol="json")
-    result = Agent(policy, simulator).run(pet_script.episode())
+    result = Agent(policy, simulator).run(pet_script.episode)
     assert result.answer == "B" and result.format_errors == 2
     assert "not a valid action" in policy.seen[-1][-1]["content"]
     assert result.valid_action_rate == pytest.approx(1 / 3)
@@ -107,7 +107,7 @@ def test_recovery_reprompts_then_succeeds(pet_script, simulator):
 
 def test_recoveries_are_bounded(pet_script, simulator):
     policy = ScriptedPolicy(["?"] * 10)
-    result = Agent(policy, simulator, Limits(max_recoveries=3)).run(pet_script.episode())
+    result = Agent(policy, simulator, Limits(max_recoveries=3)).run(pet_script.episode)
     assert result.answer is None and result.failure.startswith("format_error")
     assert result.turns == 4  # the first try and 3 re-prompts
 
@@ -124,14 +124,14 @@ def test_perception_failures_are_told_to_the_model_and_recorded(pet_script):
     policy = ScriptedPolicy(
         [qwen("observe", {"video": 1, "start": 0, "end": 9, "focus": ""}), qwen("answer", {"answer": "A"})]
     )
-    result = Agent(policy, Broken()).run(pet_script.episode())
+    result = Agent(policy, Broken()).run(pet_script.episode)
     assert result.answer == "A"
     assert result.steps[0].kind == "tool_error" and "timed out" in result.steps[0].error
     assert "timed out" in policy.seen[-1][-1]["content"]
 
 
 def test_policy_exceptions_end_the_episode_as_a_failure(pet_script, simulator):
-    result = Agent(ScriptedPolicy([]), simulator).run(pet_script.episode())
+    result = Agent(ScriptedPolicy([]), simulator).run(pet_script.episode)
     assert result.failure == "policy_error" and "ran out" in result.steps[0].error
 
 
@@ -169,26 +169,26 @@ MALFORMED = [
 @pytest.mark.parametrize("bad", MALFORMED)
 def test_malformed_output_recovers(bad, pet_script, simulator):
     policy = ScriptedPolicy([bad, qwen("answer", {"answer": "B"})])
-    result = Agent(policy, simulator).run(pet_script.episode())
+    result = Agent(policy, simulator).run(pet_script.episode)
     assert result.answer == "B" and result.format_errors == 1 and result.steps[0].kind == "format_error"
 
 
 @pytest.mark.parametrize("bad", MALFORMED)
 def test_persistently_malformed_output_is_a_recorded_failure(bad, pet_script, simulator):
-    result = Agent(ScriptedPolicy([bad] * 4), simulator).run(pet_script.episode())
+    result = Agent(ScriptedPolicy([bad] * 4), simulator).run(pet_script.episode)
     assert result.answer is None and result.failure.startswith("format_error") and result.format_errors == 4
 
 
 def test_policy_never_sees_the_ground_truth(pet_script, simulator):
     policy = ScriptedPolicy([qwen("answer", {"answer": "A"})])
-    Agent(policy, simulator).run(pet_script.episode())
+    Agent(policy, simulator).run(pet_script.episode)
     text = json.dumps(policy.seen[0])
     assert "dog runs" not in text and "kitty" not in text  # no script content before a tool call
 
 
 def test_a_repeated_call_is_answered_with_a_note(pet_script, simulator):
     same = qwen("listen", {"video": 1, "start": 0, "end": 30})
-    result = Agent(ScriptedPolicy([same, same, qwen("answer", {"answer": "A"})]), simulator).run(pet_script.episode())
+    result = Agent(ScriptedPolicy([same, same, qwen("answer", {"answer": "A"})]), simulator).run(pet_script.episode)
     assert not result.steps[0].observation.startswith("(You already")
     assert result.steps[1].observation.startswith("(You already made this exact call at turn 0")
     assert result.steps[1].observation.endswith("good morning kitty")

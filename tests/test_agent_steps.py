@@ -27,7 +27,7 @@ def policy():
 
 def test_on_step_sees_every_step_once_and_complete(pet_script, simulator):
     seen = []
-    result = Agent(policy(), simulator).run(pet_script.episode(), on_step=seen.append)
+    result = Agent(policy(), simulator).run(pet_script.episode, on_step=seen.append)
     assert seen == result.steps
     assert [s.kind for s in seen] == ["format_error", "tool", "tool", "answer"]
     assert seen[1].observation == "[5.0s - 12.0s] a brown dog runs in a park"  # filled in, not the placeholder
@@ -45,5 +45,5 @@ def test_raising_from_on_step_stops_the_run(pet_script, simulator):
             raise Stop
 
     with pytest.raises(Stop):
-        Agent(scripted, simulator).run(pet_script.episode(), on_step=stop_after_two)
+        Agent(scripted, simulator).run(pet_script.episode, on_step=stop_after_two)
     assert len(scripted.seen) == 2  # the answer turn never ran

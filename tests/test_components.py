@@ -27,7 +27,7 @@ def test_the_rule_simulator_gets_its_configured_event_budget_and_no_noise(pet_sc
     table = {pet_script.id: pet_script}
     built = make_training_perception(config(simulator={"max_events": 1}), table)
     assert isinstance(built, ScriptSimulator) and built.noise is None
-    episode = pet_script.episode()
+    episode = pet_script.episode
     assert built.observe(episode, WHOLE_VIDEO_1) == ScriptSimulator(table, max_events=1).observe(episode, WHOLE_VIDEO_1)
     assert built.observe(episode, WHOLE_VIDEO_1) != ScriptSimulator(table).observe(episode, WHOLE_VIDEO_1)
 
@@ -38,14 +38,14 @@ def test_any_noise_rate_adds_noise_seeded_by_the_run(pet_script):
     built = make_training_perception(cfg, table)
     assert built.noise == Noise(seed=7, drop_probability=1.0)
     deaf = ScriptSimulator(table, noise=Noise(drop_probability=1.0))
-    assert built.observe(pet_script.episode(), WHOLE_VIDEO_1) == deaf.observe(pet_script.episode(), WHOLE_VIDEO_1)
+    assert built.observe(pet_script.episode, WHOLE_VIDEO_1) == deaf.observe(pet_script.episode, WHOLE_VIDEO_1)
 
 
 def test_the_jigsaw_method_orchestrates_the_simulator(pet_script):
     table = {pet_script.id: pet_script}
     built = make_training_perception(config(methods={"jigsaw": {"enabled": True}}), table)
     assert isinstance(built, OrchestratedSimulator) and isinstance(built.base, ScriptSimulator)
-    episode = pet_script.episode()
+    episode = pet_script.episode
     plain = ScriptSimulator(table).observe(episode, WHOLE_VIDEO_1)
     assert built.observe(episode, WHOLE_VIDEO_1) == plain  # not a jigsaw episode: passes through
     visual_only = episode.model_copy(update={"reference": {"jigsaw": {"mode": "SMS", "dominant": "V"}}})
@@ -59,7 +59,7 @@ def test_the_llm_simulator_asks_the_configured_server_and_model(pet_script):
         cfg = config(simulator={"kind": "llm", "url": stub.base_url, "model": "sim-model", "temperature": 0.3})
         built = make_training_perception(cfg, {pet_script.id: pet_script})
         assert isinstance(built, LLMSimulator)
-        assert built.observe(pet_script.episode(), WHOLE_VIDEO_1) == "A cat naps on a couch."
+        assert built.observe(pet_script.episode, WHOLE_VIDEO_1) == "A cat naps on a couch."
         (request,) = stub.requests
     assert (request["model"], request["temperature"]) == ("sim-model", 0.3)
 

@@ -20,7 +20,7 @@ def observe(video, start, end):
 
 def test_the_forced_turn_is_an_explicit_flag_not_text(pet_script, simulator):
     policy = ScriptedPolicy([observe(1, 0, 10), observe(1, 10, 20), '{"action": "answer", "final_answer": "B"}'])
-    result = Agent(policy, simulator, Limits(max_turns=3)).run(pet_script.episode())
+    result = Agent(policy, simulator, Limits(max_turns=3)).run(pet_script.episode)
     assert (result.answer, result.forced) == ("B", True)
     flags = [forced_turn(messages) for messages in policy.seen]
     assert flags == [False, False, True]
@@ -31,12 +31,12 @@ def test_the_forced_turn_is_an_explicit_flag_not_text(pet_script, simulator):
 
 
 def test_random_policy_answers_when_forced_by_the_flag(pet_script, simulator):
-    result = Agent(RandomPolicy(seed=1, max_calls=50), simulator, Limits(max_turns=2)).run(pet_script.episode())
+    result = Agent(RandomPolicy(seed=1, max_calls=50), simulator, Limits(max_turns=2)).run(pet_script.episode)
     assert result.answer is not None and result.forced and result.tool_calls == 1
 
 
 def test_rules_judge_and_execute_without_a_graph(pet_script, simulator):
-    rules = EpisodeRules(pet_script.episode(), simulator, Limits(max_turns=4, max_observation_chars=100))
+    rules = EpisodeRules(pet_script.episode, simulator, Limits(max_turns=4, max_observation_chars=100))
     judged = rules.judge(PolicyOutput(**observe(2, 0, 40)), turn=0, recoveries=0, seconds=0.0)
     assert judged.pending is not None and judged.answer is None and judged.failure is None
     steps, messages = rules.execute(judged.pending, judged.steps[0], [])

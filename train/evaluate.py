@@ -115,7 +115,7 @@ def evaluate(
     def run(script: Script) -> tuple[str, float, EpisodeResult, bool]:
         if not hasattr(local, "agent"):  # one compiled loop per worker thread
             local.agent = Agent(acting, perception, limits)
-        result = local.agent.run(script.episode())
+        result = local.agent.run(script.episode)
         return script.task, _score(result, script), result, evidence_seen(result, script)
 
     try:
@@ -138,7 +138,7 @@ def evaluate(
 def _score(result: EpisodeResult, script: Script) -> float:
     if result.answer is None:
         return 0.0
-    return float(get_task(script.task).official(result.answer, script.episode()))
+    return float(get_task(script.task).official(result.answer, script.episode))
 
 
 def evidence_seen(result: EpisodeResult, script: Script) -> bool:

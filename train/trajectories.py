@@ -27,7 +27,7 @@ def prompt_rows(scripts: Iterable[Script], limits: Limits, protocol: str = "tool
     """GRPO dataset rows: the prompt plus the columns the rollout function and the rewards read."""
     rows = []
     for s in scripts:
-        rows.append({"prompt": prompt_messages(s.episode(), limits, protocol), "episode_id": s.id, "task": s.task})
+        rows.append({"prompt": prompt_messages(s.episode, limits, protocol), "episode_id": s.id, "task": s.task})
     return rows
 
 
@@ -63,7 +63,7 @@ def teacher_conversations(
     agent = Agent(policy, perception, limits)
     conversations, results = [], []
     for script in scripts:
-        result, messages = agent.converse(script.episode())
+        result, messages = agent.converse(script.episode)
         results.append(result)
         if result.answer is not None:
             conversations.append(for_template(messages))
@@ -80,4 +80,4 @@ def scripts_by_id(scripts: Iterable[Script]) -> dict[str, Script]:
 
 
 def episodes_by_id(scripts: Mapping[str, Script]) -> dict[str, Episode]:
-    return {key: script.episode() for key, script in scripts.items()}
+    return {key: script.episode for key, script in scripts.items()}

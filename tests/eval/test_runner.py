@@ -12,8 +12,8 @@ def answer(letter):
 
 
 def test_results_are_appended_and_resumed(tmp_path, pet_script, simulator):
-    second = pet_script.model_copy(update={"id": "pets-2"})
-    episodes = [pet_script.episode(), second.episode()]
+    second = pet_script.with_episode(id="pets-2")
+    episodes = [pet_script.episode, second.episode]
     out = tmp_path / "traces.jsonl"
     sim = type(simulator)({pet_script.id: pet_script, second.id: second})
 
@@ -36,11 +36,11 @@ def test_results_are_appended_and_resumed(tmp_path, pet_script, simulator):
 
 
 def test_summary_counts_failures_and_turns(pet_script, simulator):
-    ok = Agent(ScriptedPolicy([answer("B")]), simulator).run(pet_script.episode())
-    bad = Agent(ScriptedPolicy(["?"] * 4), simulator).run(pet_script.episode())
+    ok = Agent(ScriptedPolicy([answer("B")]), simulator).run(pet_script.episode)
+    bad = Agent(ScriptedPolicy(["?"] * 4), simulator).run(pet_script.episode)
     from eval.runner import score
 
-    rows = summarize([score(ok, pet_script.episode()), score(bad, pet_script.episode())])
+    rows = summarize([score(ok, pet_script.episode), score(bad, pet_script.episode)])
     assert rows["NC"]["n"] == 2 and rows["NC"]["official"] == 0.5 and rows["NC"]["failures"] == 1
     assert rows["NC"]["turns"] == 2.5
     table = score_table({"scripted": rows})

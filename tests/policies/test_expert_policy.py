@@ -25,7 +25,7 @@ def scripts() -> dict[str, Script]:
 
 def run(script: Script, policy: ExpertPolicy | None = None, perception=None, limits: Limits | None = None):
     agent = Agent(policy or ExpertPolicy(scripts()), perception or ScriptSimulator(scripts()), limits)
-    return agent.run(script.episode())
+    return agent.run(script.episode)
 
 
 @pytest.mark.parametrize("task", TASK_ORDER)
@@ -38,7 +38,7 @@ def test_expert_visits_the_evidence_then_answers_the_official_form(task):
         for step, visit in zip(result.steps, visits, strict=False):
             assert step.tool == visit.tool and all(fact in step.observation for fact in visit.facts)
         assert result.answer == get_task(task).official_form(script.answer)
-        assert get_task(task).official(result.answer, script.episode()) == 1.0
+        assert get_task(task).official(result.answer, script.episode) == 1.0
 
 
 def test_plan_merges_evidence_at_the_same_place():
@@ -72,22 +72,22 @@ def test_several_calls_per_turn():
     script = next(s for s in scripts().values() if s.task == "CCQA")
     result = run(script, policy=ExpertPolicy(scripts(), calls_per_turn=4))
     assert result.turns == -(-len(plan(script)) // 4) + 1
-    assert get_task("CCQA").official(result.answer, script.episode()) == 1.0
+    assert get_task("CCQA").official(result.answer, script.episode) == 1.0
 
 
 def test_tool_calls_are_openai_style():
     script = next(s for s in scripts().values() if s.task == "FSA")
     policy = ExpertPolicy(scripts())
-    output = policy.act([{"role": "system", "content": "..."}, {"role": "user", "content": "..."}], script.episode())
+    output = policy.act([{"role": "system", "content": "..."}, {"role": "user", "content": "..."}], script.episode)
     (call,) = output.tool_calls
     assert call["type"] == "function" and call["function"]["name"] == "observe"
     assert json.loads(call["function"]["arguments"]) == plan(script)[0].arguments
 
 
 def test_unknown_episode_fails_clearly():
-    stranger = generate("NC", 1, seed=999)[0].model_copy(update={"id": "nope"})
+    stranger = generate("NC", 1, seed=999)[0].with_episode(id="nope")
     with pytest.raises(KeyError, match="no script for episode 'nope'"):
-        ExpertPolicy(scripts()).act([], stranger.episode())
+        ExpertPolicy(scripts()).act([], stranger.episode)
 
 
 class Transcribing:

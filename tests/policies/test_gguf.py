@@ -72,7 +72,7 @@ SYNTAX_ERRORS = ("empty", "bad_json", "no_action", "several_objects", "unknown_t
 def test_one_real_episode_through_the_agent_and_the_simulator(policy, umbrella_script):
     limits = Limits(max_turns=3)  # shrunk from 20: three turns (observe, observe or answer, forced answer) suffice
     simulator = ScriptSimulator({umbrella_script.id: umbrella_script})
-    result = Agent(policy, simulator, limits).run(umbrella_script.episode())
+    result = Agent(policy, simulator, limits).run(umbrella_script.episode)
 
     assert 1 <= result.turns <= limits.max_turns
     assert not [s.error for s in result.steps if s.kind == "format_error" and s.error.startswith(SYNTAX_ERRORS)]
@@ -83,7 +83,7 @@ def test_one_real_episode_through_the_agent_and_the_simulator(policy, umbrella_s
 
 
 def test_each_turn_is_one_compact_protocol_object(policy, umbrella_script):
-    episode = umbrella_script.episode()
+    episode = umbrella_script.episode
     messages = initial_messages(episode, "json", 4)
 
     output = policy.act(messages, episode)
@@ -105,7 +105,7 @@ def test_the_embedded_model_can_word_the_llm_simulator(umbrella_script):
 
     chat = GGUFChat(WEIGHTS, n_ctx=1024, max_tokens=48)  # 48 tokens: two short sentences are enough here
     simulator = LLMSimulator({umbrella_script.id: umbrella_script}, chat=chat)
-    text = simulator.observe(umbrella_script.episode(), Observe(video=2, start=20, end=40, focus="umbrella"))
+    text = simulator.observe(umbrella_script.episode, Observe(video=2, start=20, end=40, focus="umbrella"))
     assert text.strip() and "umbrella" in text.lower()
 
 
@@ -113,7 +113,7 @@ def test_after_a_rejected_reply_the_policy_writes_something_else(policy, umbrell
     """Greedy decoding would repeat the rejected reply word for word; the policy samples until it differs."""
     from agentcvr.prompts import RECOVER
 
-    episode = umbrella_script.episode()
+    episode = umbrella_script.episode
     rejected = (
         '{"action": "observe", "thought": "look", "params": {"observation_targets": '
         '[{"video_index": 2, "start_time": 60, "end_time": 60}], "focus_prompt": "umbrella"}}'
@@ -132,7 +132,7 @@ def test_a_scanning_master_first_looks_at_every_video_whole_for_the_question_and
     policy, umbrella_script, monkeypatch
 ):
     monkeypatch.setattr(policy, "scan", True)
-    episode = umbrella_script.episode()
+    episode = umbrella_script.episode
     calls = len(policy.timings)
     turn = parse_turn(policy.act(initial_messages(episode, "json", 6), episode).content, None, episode)
     assert isinstance(turn, ParsedTurn)
@@ -143,7 +143,7 @@ def test_a_scanning_master_first_looks_at_every_video_whole_for_the_question_and
 
 def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umbrella_script, monkeypatch):
     monkeypatch.setattr(policy, "answer_orders", 4)
-    episode = umbrella_script.episode()
+    episode = umbrella_script.episode
     forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
     report = {
         "role": "user",
@@ -170,7 +170,7 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     times; the policy must then decode under the whole-video grammar (the real model) and send something new."""
     from agentcvr.prompts import RECOVER
 
-    episode = umbrella_script.episode()
+    episode = umbrella_script.episode
     refused = (
         '{"action": "get_caption", "thought": "listen", "params": {"video_index": 1, "start_time": 27, "end_time": 4}}'
     )

@@ -23,7 +23,7 @@ def policy(stub, mode="tools"):
 def test_tools_mode_sends_tool_schemas_and_reads_tool_calls(stub, pet_script, simulator):
     stub.reply(tool_calls=[{"name": "observe", "arguments": {"video": 2, "start": 0, "end": 40, "focus": "dog"}}])
     stub.reply(tool_calls=[{"name": "answer", "arguments": {"answer": "B"}}], usage=(120, 9))
-    result = Agent(policy(stub), simulator).run(pet_script.episode())
+    result = Agent(policy(stub), simulator).run(pet_script.episode)
 
     assert (result.answer, result.failure, result.turns) == ("B", None, 2)
     assert result.steps[0].observation == "[5.0s - 12.0s] a brown dog runs in a park"
@@ -43,7 +43,7 @@ def test_tools_mode_sends_tool_schemas_and_reads_tool_calls(stub, pet_script, si
 
 def test_tools_mode_accepts_qwen_text_from_servers_without_a_tool_parser(stub, pet_script, simulator):
     stub.reply(content='<tool_call>{"name": "answer", "arguments": {"answer": "B"}}</tool_call>')
-    result = Agent(policy(stub), simulator).run(pet_script.episode())
+    result = Agent(policy(stub), simulator).run(pet_script.episode)
     assert (result.answer, result.failure) == ("B", None)
 
 
@@ -55,7 +55,7 @@ def test_json_mode_sends_the_protocol_schema(stub, pet_script, simulator):
         )
     )
     stub.reply(content=json.dumps({"action": "answer", "thought": "seen", "final_answer": "B"}))
-    result = Agent(policy(stub, mode="json"), simulator).run(pet_script.episode())
+    result = Agent(policy(stub, mode="json"), simulator).run(pet_script.episode)
 
     assert (result.answer, result.failure, result.tool_calls) == ("B", None, 1)
     request = stub.requests[0]
@@ -69,7 +69,7 @@ def test_json_mode_sends_the_protocol_schema(stub, pet_script, simulator):
 
 def test_a_server_error_ends_the_episode_as_a_recorded_policy_error(stub, pet_script, simulator):
     stub.fail(500)
-    result = Agent(policy(stub), simulator, Limits(max_turns=3)).run(pet_script.episode())
+    result = Agent(policy(stub), simulator, Limits(max_turns=3)).run(pet_script.episode)
     assert result.answer is None and result.failure == "policy_error"
     assert "500" in result.steps[0].error
 

@@ -16,7 +16,7 @@ def test_calls_are_valid_and_the_answer_is_well_formed():
     scripts = generate("all", 5, seed=41)
     agent = Agent(RandomPolicy(seed=3, max_calls=3), ScriptSimulator({s.id: s for s in scripts}))
     for script in scripts:
-        result = agent.run(script.episode())
+        result = agent.run(script.episode)
         assert result.format_errors == 0 and result.failure is None and result.answer
         assert 1 <= result.tool_calls <= 3 and result.steps[-1].kind == "answer"
         assert {s.tool for s in result.steps[:-1]} <= {"observe", "listen"}
@@ -28,7 +28,7 @@ def test_same_seed_same_trace_other_seed_other_trace():
 
     def traces(seed: int) -> list[list[tuple]]:
         agent = Agent(RandomPolicy(seed), simulator)
-        return [[(s.tool, tuple(s.arguments.items())) for s in agent.run(x.episode()).steps] for x in scripts]
+        return [[(s.tool, tuple(s.arguments.items())) for s in agent.run(x.episode).steps] for x in scripts]
 
     assert traces(0) == traces(0)
     assert traces(0) != traces(1)

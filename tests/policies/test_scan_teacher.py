@@ -15,7 +15,7 @@ from train.evaluate import evidence_seen
 def run(script, max_observation_chars: int = 600):
     table = {script.id: script}
     limits = Limits(max_turns=4, max_observation_chars=max_observation_chars)
-    return Agent(ScanTeacher(table), ScriptSimulator(table), limits).run(script.episode())
+    return Agent(ScanTeacher(table), ScriptSimulator(table), limits).run(script.episode)
 
 
 def test_scans_every_video_whole_then_answers_the_truth():
@@ -24,7 +24,7 @@ def test_scans_every_video_whole_then_answers_the_truth():
     looks = [step for step in result.steps if step.kind == "tool"]
     assert [step.arguments["video"] for step in looks] == [v.index for v in script.videos]
     assert all(step.arguments["start"] == 0 and step.turn == 0 for step in looks)  # one turn, whole videos
-    assert {step.arguments["focus"] for step in looks} == {scan_focus(script.episode())}
+    assert {step.arguments["focus"] for step in looks} == {scan_focus(script.episode)}
     assert evidence_seen(result, script)
     assert result.answer == get_task("CC").official_form(script.answer)
 

@@ -31,19 +31,19 @@ def test_both_protocols_look_and_answer_alike(teacher, task):
     runs = {}
     for protocol in ("tools", "json"):
         policy = TEACHERS[teacher](table, protocol=protocol)
-        runs[protocol] = Agent(policy, ScriptSimulator(table), limits).converse(script.episode())
+        runs[protocol] = Agent(policy, ScriptSimulator(table), limits).converse(script.episode)
     (tools, _), (published, messages) = runs["tools"], runs["json"]
     assert published.answer == tools.answer and published.answer is not None and published.failure is None
     looked = [(s.tool, s.arguments, s.observation) for s in published.steps if s.kind == "tool"]
     assert looked == [(s.tool, s.arguments, s.observation) for s in tools.steps if s.kind == "tool"]
     replies = [m for m in messages if m["role"] == "assistant"]
     assert all("tool_calls" not in m for m in replies)  # one JSON object per turn, in the text
-    assert all(parse_turn(m["content"], None, script.episode()).format == "json" for m in replies)
+    assert all(parse_turn(m["content"], None, script.episode).format == "json" for m in replies)
 
 
 def test_looks_pair_each_call_with_its_observation_in_both_formats():
     script = generate_one("PI", 1, 10000)
-    episode = script.episode()
+    episode = script.episode
     table = {script.id: script}
     for protocol in ("tools", "json"):
         result, messages = Agent(ScanTeacher(table, protocol=protocol), ScriptSimulator(table), Limits()).converse(
@@ -58,7 +58,7 @@ def test_looks_pair_each_call_with_its_observation_in_both_formats():
 
 def test_loop_prompts_are_not_observations():
     script = generate_one("CC", 0, 10000)
-    episode = script.episode()
+    episode = script.episode
     call = json.dumps({"action": "observe", "params": {"observation_targets": [{"video_index": 1}]}})
     messages = [
         {"role": "assistant", "content": call},
@@ -107,7 +107,7 @@ def test_json_turns_group_observes_under_one_focus_only():
 
 def test_the_gguf_scan_turn_is_the_scan_teachers_first_turn():
     script = generate_one("MSR", 0, 10000)
-    episode = script.episode()
+    episode = script.episode
     taught = ScanTeacher({script.id: script}, protocol="json").act([], episode).content
     assert taught == scan_turn(episode)
     assert isinstance(parse_turn(taught, None, episode), ParsedTurn)

@@ -35,14 +35,14 @@ def test_question_only_baselines_catch_a_leak():
         options = [
             o + (" and everything that follows from it" if i == letter else "") for i, o in enumerate(script.options)
         ]
-        leaky.append(script.model_copy(update={"options": options}))
+        leaky.append(script.with_episode(options=options))
     results = question_only(leaky[:30], leaky[30:])
     assert results["longest"] == 1.0 and results["word prior"] == 1.0
 
 
 def test_prior_learns_the_most_common_answer_per_shape():
     scripts = generate("NC", 20, seed=1)
-    skewed = [s.model_copy(update={"answer": "C"}) for s in scripts]
+    skewed = [s.with_episode(answer="C") for s in scripts]
     prior = fit_prior(skewed)
     assert prior.answers[("NC", 4, 4)].most_common(1)[0] == ("C", 20)
     assert question_only(skewed, skewed)["prior"] == 1.0
@@ -58,7 +58,7 @@ def test_prior_learns_the_most_common_answer_per_shape():
     ],
 )
 def test_uniform_chance(task, fields, expected):
-    script = generate(task, 1, seed=0)[0].model_copy(update=fields)
+    script = generate(task, 1, seed=0)[0].with_episode(**fields)
     assert uniform_chance(script) == pytest.approx(expected)
 
 

@@ -67,7 +67,7 @@ def _overlapping(script: Script, query: Observe | Listen) -> list[Event]:
 def test_no_leak_outside_the_queried_video_and_interval():
     rng = random.Random(0)
     for script in scripts():
-        episode = script.episode()
+        episode = script.episode
         for query in _queries(rng, script, 15):
             observe = isinstance(query, Observe)
             text = simulator().observe(episode, query) if observe else simulator().listen(episode, query)
@@ -104,7 +104,7 @@ def test_indexed_lookup_matches_a_plain_scan():
     rng = random.Random(1)
     checked = 0
     for script in scripts():
-        episode = script.episode()
+        episode = script.episode
         for query in _queries(rng, script, 10):
             observe = isinstance(query, Observe)
             text = simulator().observe(episode, query) if observe else simulator().listen(episode, query)

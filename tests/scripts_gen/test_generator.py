@@ -31,7 +31,7 @@ def test_scripts_are_valid_and_round_trip(task):
     for index, script in enumerate(scripts(task)):
         assert script.id == f"{task}-{index:06d}" and script.task == task
         assert Script.model_validate(json.loads(script.model_dump_json())) == script
-        episode = script.episode()
+        episode = script.episode
         assert episode.public().keys() >= {"question", "options", "videos"} and "answer" not in episode.public()
         official = get_task(task).official_form(script.answer)
         assert get_task(task).official(official, episode) == 1.0  # the ground truth scores 1 with the official scorer

@@ -103,8 +103,8 @@ def test_attach_videos_names_episodes_that_were_not_rendered(rendered):
     from agentcvr.perception.real import attach_videos
 
     script, episode, folder = rendered
-    attached = attach_videos([script.episode()], folder)
+    attached = attach_videos([script.episode], folder)
     assert [v.path for v in attached[0].videos] == [v.path for v in episode.videos]
-    other = script.model_copy(update={"id": "never-rendered"}).episode()
+    other = script.with_episode(id="never-rendered").episode
     with pytest.raises(FileNotFoundError, match="never-rendered"):
         attach_videos([other], folder)

@@ -47,7 +47,7 @@ def test_the_request_holds_only_the_clipped_slice_and_the_focus(stub, secret_scr
     stub.reply(content="[15.0s - 30.0s] A cook sprinkles salt into a pot of soup.")
     observe = Observe(video=1, start=15, end=35, focus="what is added")
 
-    text = sim(stub, secret_script).observe(secret_script.episode(), observe)
+    text = sim(stub, secret_script).observe(secret_script.episode, observe)
 
     assert text == "[15.0s - 30.0s] A cook sprinkles salt into a pot of soup."
     (request,) = stub.requests
@@ -61,12 +61,12 @@ def test_the_request_holds_only_the_clipped_slice_and_the_focus(stub, secret_scr
 
 
 def test_an_empty_interval_is_answered_without_a_call(stub, secret_script):
-    text = sim(stub, secret_script).observe(secret_script.episode(), Observe(video=1, start=31, end=39))
+    text = sim(stub, secret_script).observe(secret_script.episode, Observe(video=1, start=31, end=39))
     assert text == NO_VISUAL and stub.requests == []
 
 
 def test_listen_returns_the_script_speech_without_an_llm(stub, secret_script):
-    text = sim(stub, secret_script).listen(secret_script.episode(), Listen(video=1, start=0, end=60))
+    text = sim(stub, secret_script).listen(secret_script.episode, Listen(video=1, start=0, end=60))
     assert text == "[12.0 - 30.0]: a pinch of salt" and stub.requests == []
 
 
@@ -76,14 +76,14 @@ def test_replies_are_cached_on_disk_across_instances(stub, secret_script, tmp_pa
     observe = Observe(video=1, start=12, end=30, focus="salt")
 
     first = sim(stub, secret_script, cache_path=cache)
-    assert first.observe(secret_script.episode(), observe) == "A cook adds salt."
-    assert first.observe(secret_script.episode(), observe) == "A cook adds salt."
+    assert first.observe(secret_script.episode, observe) == "A cook adds salt."
+    assert first.observe(secret_script.episode, observe) == "A cook adds salt."
     again = sim(stub, secret_script, cache_path=cache)  # a new process would read the same file
-    assert again.observe(secret_script.episode(), observe) == "A cook adds salt."
+    assert again.observe(secret_script.episode, observe) == "A cook adds salt."
     assert len(stub.requests) == 1 and again.chat.hits == 1
     # another focus is another request
     stub.reply(content="A pot on a stove.")
-    assert again.observe(secret_script.episode(), observe.model_copy(update={"focus": "pot"})) == "A pot on a stove."
+    assert again.observe(secret_script.episode, observe.model_copy(update={"focus": "pot"})) == "A pot on a stove."
 
 
 class EchoChat:
@@ -102,7 +102,7 @@ class EchoChat:
 def test_an_injected_backend_gets_the_same_slice(secret_script):
     chat = EchoChat()
     simulator = LLMSimulator({secret_script.id: secret_script}, chat=chat)
-    text = simulator.observe(secret_script.episode(), Observe(video=1, start=0, end=12))
+    text = simulator.observe(secret_script.episode, Observe(video=1, start=0, end=12))
     assert text == "[0.0s - 10.0s] EARLY-MARKER a chef washes pans"
     assert "LATE-MARKER" not in chat.seen[0][1]["content"]
 

@@ -7,24 +7,22 @@ from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator
 
 
 def test_observe_returns_overlapping_events_clipped_to_the_interval(pet_script, simulator):
-    text = simulator.observe(pet_script.episode(), Observe(video=1, start=5, end=22))
+    text = simulator.observe(pet_script.episode, Observe(video=1, start=5, end=22))
     assert text == "[5.0s - 10.0s] a grey cat sleeps on a sofa\n[20.0s - 22.0s] the cat drinks milk"
 
 
 def test_nothing_scripted_there(pet_script, simulator):
-    ep = pet_script.episode()
+    ep = pet_script.episode
     assert simulator.observe(ep, Observe(video=1, start=10, end=20)) == NO_VISUAL  # touching ends do not overlap
     assert simulator.listen(ep, Listen(video=2, start=0, end=40)) == NO_SPEECH
 
 
 def test_listen_lines(pet_script, simulator):
-    assert (
-        simulator.listen(pet_script.episode(), Listen(video=1, start=2, end=30)) == "[2.0 - 10.0]: good morning kitty"
-    )
+    assert simulator.listen(pet_script.episode, Listen(video=1, start=2, end=30)) == "[2.0 - 10.0]: good morning kitty"
 
 
 def test_no_leak_from_other_videos_or_times(pet_script, simulator):
-    ep = pet_script.episode()
+    ep = pet_script.episode
     seen = simulator.observe(ep, Observe(video=2, start=0, end=40)) + simulator.listen(
         ep, Listen(video=2, start=0, end=40)
     )
@@ -40,7 +38,7 @@ def test_ranking_keeps_the_events_most_relevant_to_the_focus_in_time_order():
         id="k", task="CC", question="?", answer="A", videos=[VideoScript(index=1, duration=20, events=events)]
     )
     sim = ScriptSimulator({"k": script}, max_events=4)
-    lines = sim.observe(script.episode(), Observe(video=1, start=0, end=20, focus="knife")).splitlines()
+    lines = sim.observe(script.episode, Observe(video=1, start=0, end=20, focus="knife")).splitlines()
     assert len(lines) == 4
     knives = [i for i, line in enumerate(lines) if "knife" in line]
     assert len(knives) == 2 and "washed" in lines[knives[0]] and "falls" in lines[knives[1]]  # kept, in time order
@@ -58,7 +56,7 @@ def test_ranking_weighs_rare_words_and_matches_word_forms():
         id="u", task="MOC", question="?", answer="A", videos=[VideoScript(index=1, duration=60, events=events)]
     )
     sim = ScriptSimulator({"u": script}, max_events=2)
-    text = sim.observe(script.episode(), Observe(video=1, start=0, end=60, focus="How many cyclists overtake obj_5?"))
+    text = sim.observe(script.episode, Observe(video=1, start=0, end=60, focus="How many cyclists overtake obj_5?"))
     assert text.splitlines() == [
         "[14.0s - 16.0s] A cyclist in a black jacket overtakes obj_5.",
         "[42.0s - 44.0s] A cyclist in a red jacket overtakes obj_5.",
@@ -68,7 +66,7 @@ def test_ranking_weighs_rare_words_and_matches_word_forms():
 def test_noise_is_deterministic_and_changes_the_text(pet_script):
     noise = Noise(seed=1, jitter_seconds=1.0, paraphrase_probability=1.0)
     noisy = ScriptSimulator({pet_script.id: pet_script}, noise=noise)
-    ep, action = pet_script.episode(), Observe(video=1, start=0, end=30)
+    ep, action = pet_script.episode, Observe(video=1, start=0, end=30)
     first = noisy.observe(ep, action)
     assert first == noisy.observe(ep, action)
     assert first != ScriptSimulator({pet_script.id: pet_script}).observe(ep, action)
@@ -76,4 +74,4 @@ def test_noise_is_deterministic_and_changes_the_text(pet_script):
 
 def test_drop_everything_gives_the_empty_answer(pet_script):
     sim = ScriptSimulator({pet_script.id: pet_script}, noise=Noise(drop_probability=1.0))
-    assert sim.observe(pet_script.episode(), Observe(video=1, start=0, end=30)) == NO_VISUAL
+    assert sim.observe(pet_script.episode, Observe(video=1, start=0, end=30)) == NO_VISUAL

@@ -107,7 +107,7 @@ def test_ccqa_keyword_dumping_does_not_pay():
     from scripts_gen.generate import generate
 
     script = generate("CCQA", 1, seed=0)[0]
-    ep = script.episode()
+    ep = script.episode
     keywords = [k for keys in ep.reference["point_keywords"] for k in keys]
     dump = "Video A and video B use " + ", ".join(keywords) + "."
     assert get_task("CCQA").official(str(ep.answer), ep) == 1.0  # the reference answer itself scores full

@@ -111,6 +111,6 @@ def test_checkpoint_runs_as_a_policy_in_the_agent_loop(warm_start):
 
     folder, scripts, limits = warm_start
     table = {s.id: s for s in scripts}
-    result = Agent(HFPolicy(folder, max_new_tokens=64), ScriptSimulator(table), limits).run(scripts[0].episode())
+    result = Agent(HFPolicy(folder, max_new_tokens=64), ScriptSimulator(table), limits).run(scripts[0].episode)
     assert result.tool_calls >= 1 and result.steps[0].kind == "tool"
     assert result.steps[0].observation

@@ -23,7 +23,7 @@ def test_a_json_checkpoint_records_its_format_and_runs_in_the_loop(json_warm_sta
     policy = HFPolicy(folder, max_new_tokens=96)
     assert (policy.protocol, policy.tools) == ("json", None)
     table = {s.id: s for s in scripts}
-    result = Agent(policy, ScriptSimulator(table), limits).run(scripts[0].episode())
+    result = Agent(policy, ScriptSimulator(table), limits).run(scripts[0].episode)
     assert result.steps[0].kind == "tool" and result.steps[0].observation  # a memorized JSON call, answered
     with pytest.raises(ValueError, match="takes no tool schemas"):
         HFPolicy(folder, tools=[])

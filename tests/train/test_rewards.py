@@ -21,7 +21,7 @@ def call(name: str, arguments: dict) -> dict:
 
 
 def play(script: Script, outputs: list) -> tuple:
-    episode = script.episode()
+    episode = script.episode
     policy = ScriptedPolicy(outputs)
     result = Agent(policy, ScriptSimulator({script.id: script}), Limits(max_turns=4)).run(episode)
     return result, episode

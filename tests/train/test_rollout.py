@@ -118,6 +118,6 @@ def test_checkpoint_tool_schemas_are_the_agents(warm_start):
     """What a trained checkpoint saves (`tools.json`, read by HFPolicy) is what OpenAIPolicy sends to a server."""
     folder, scripts, _ = warm_start
     saved = json.loads((folder / TOOLS_FILE).read_text())
-    sent = OpenAIPolicy(model="m", client=object()).request([], scripts[0].episode())["tools"]
+    sent = OpenAIPolicy(model="m", client=object()).request([], scripts[0].episode)["tools"]
     assert saved == sent
     assert HFPolicy(folder).tools == sent

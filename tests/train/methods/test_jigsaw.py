@@ -36,14 +36,14 @@ def test_clips_are_trimmed_shuffled_and_the_answer_restores_time_order():
     assert offsets == [1.0, 11.0, 21.0, 31.0]
     assert puzzle.videos[order[1] - 1].events[0].visual == "he chops onions"
     assert puzzle.videos[order[1] - 1].events[0].start == 0 and puzzle.videos[order[1] - 1].events[0].end == 8.0
-    assert get_task("PSS").reward(puzzle.answer, puzzle.episode()) == 1.0  # the registry scores it as PSS
+    assert get_task("PSS").reward(puzzle.answer, puzzle.episode) == 1.0  # the registry scores it as PSS
 
 
 def test_any_generated_script_makes_a_jigsaw_the_simulator_answers():
     source = generate("NC", 1, seed=0)[0]
     puzzle = jigsaw_script(source, n_clips=3, seed=1)
     sim = ScriptSimulator({puzzle.id: puzzle})
-    episode = puzzle.episode()
+    episode = puzzle.episode
     text = sim.observe(episode, Observe(video=1, start=0, end=episode.videos[0].duration))
     assert text and "->" not in episode.question and "offset" not in episode.model_dump_json(include={"question"})
 
@@ -59,7 +59,7 @@ def test_any_generated_script_makes_a_jigsaw_the_simulator_answers():
 def test_orchestrations_mask_modalities(mode, video, sees, hears):
     puzzle = jigsaw_script(story(), n_clips=4, trim=0.1, mode=mode, seed=3)
     sim = OrchestratedSimulator(ScriptSimulator({puzzle.id: puzzle}))
-    episode = puzzle.episode()
+    episode = puzzle.episode
     order = [int(x) for x in puzzle.answer.split("->")]
     checks = [(video, sees, hears)] if video else [(order[0], True, False), (order[3], True, True)]
     for v, see, hear in checks:
@@ -92,7 +92,7 @@ def test_the_repetition_check_reads_only_the_policys_own_turns():
     one clip with four different focuses, a simulator may answer four times alike. R_rep must look at the sampled
     text only, and still catch a policy that loops."""
     puzzle = jigsaw_script(story(), n_clips=4, trim=0.1, seed=3)
-    episode = puzzle.episode()
+    episode = puzzle.episode
     solved = EpisodeResult(episode_id=episode.id, task="PSS", answer=puzzle.answer)
     focuses = ("who is there", "what is cut", "which room", "what happens first")
     calls = [
@@ -112,5 +112,5 @@ def test_the_repetition_check_reads_only_the_policys_own_turns():
     assert repetition_penalty(turns[-1]) == 0.0
     assert reward([plain], [solved], [episode], sampled_text=[looping]) == [pytest.approx(-0.5 + 0.2 + 1.0)]
 
-    other = story().episode()  # not a jigsaw episode: TRL leaves it out of this reward
+    other = story().episode  # not a jigsaw episode: TRL leaves it out of this reward
     assert reward([plain], [solved], [other], sampled_text=[turns[-1]]) == [None]
