@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from learning_ladder import parse_variant, share_warm_start, train  # noqa: E402
+from learning_ladder import parse_variant, publish, share_warm_start, train  # noqa: E402
 
 DEFAULT_VARIANTS = [
     "vanilla=",
@@ -206,12 +206,9 @@ def main() -> int:
         list(pool.map(lambda pair: job(*pair), order))
 
     curves = {key: probe(folder, args.probe_per_task) for key, folder in folders.items()}
-    text = report(curves, names, args.seeds, args.gain)
-    (args.out / "ablation.md").write_text(f"# Ablation of the companion methods ({args.preset})\n\n{text}\n")
-    (args.out / "ablation.json").write_text(json.dumps({f"{s}/{n}": c for (s, n), c in curves.items()}, indent=1))
     plot(curves, args.out / "ablation_curves.png", f"train-sim {args.preset}: companion methods")
-    print(text)
-    print(f"\n{args.out}/ablation.md, {args.out}/ablation_curves.png")
+    heading = f"Ablation of the companion methods ({args.preset})"
+    publish(args.out, "ablation", heading, report(curves, names, args.seeds, args.gain), curves)
     return 0
 
 

@@ -198,13 +198,17 @@ def main() -> int:
         list(pool.map(lambda pair: job(*pair), [(s, name) for name in rest for s in args.seeds]))
 
     results = {key: ladder(folder) for key, folder in folders.items()}
-    text = table(results, variants, args.seeds)
-    (args.out / "ladder.md").write_text(f"# Learning ladder ({args.preset})\n{text}\n")
-    (args.out / "ladder.json").write_text(json.dumps({f"{s}/{n}": r for (s, n), r in results.items()}, indent=1))
     plot(folders, args.out / "ladder_curves.png", f"train-sim {args.preset}: GRPO curves")
-    print(text)
-    print(f"\n{args.out}/ladder.md, {args.out}/ladder_curves.png")
+    publish(args.out, "ladder", f"Learning ladder ({args.preset})", table(results, variants, args.seeds), results)
     return 0
+
+
+def publish(out: Path, stem: str, heading: str, text: str, results: dict[tuple[int, str], object]) -> None:
+    """OUT/STEM.md (the table), OUT/STEM.json (results by 'seed/variant'); prints the table and where they are."""
+    (out / f"{stem}.md").write_text(f"# {heading}\n\n{text}\n")
+    (out / f"{stem}.json").write_text(json.dumps({f"{s}/{n}": r for (s, n), r in results.items()}, indent=1))
+    print(text)
+    print(f"\n{out}/{stem}.md, {out}/{stem}.json, {out}/{stem}_curves.png")
 
 
 if __name__ == "__main__":

@@ -57,3 +57,26 @@ def warm_start(tmp_path_factory):
 def json_warm_start(tmp_path_factory):
     """The memorized policy, writing the published JSON protocol."""
     return memorized_policy(tmp_path_factory.mktemp("warm_json"), "json")
+
+
+def trainer_over(warm, tmp_path, agent: dict | None = None, grpo: dict | None = None, **options):
+    """The real GRPO trainer (`train.grpo.build_trainer`) over a memorized policy `warm` = (folder, scripts, limits),
+    with these config sections on top of the policy's limits (TRL's reporting off); `options` go to build_trainer."""
+    from datasets import Dataset
+
+    from train.grpo import build_trainer
+    from train.tokenizer import load_tokenizer
+    from train.trajectories import episodes_by_id, prompt_rows
+
+    folder, scripts, limits = warm
+    agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars, **(agent or {})}
+    cfg = TrainConfig.model_validate({"agent": agent, "grpo": {"report_to": [], **(grpo or {})}})
+    table = {s.id: s for s in scripts}
+    rows = prompt_rows(scripts, limits, cfg.agent.protocol)
+    perception = options.pop("perception", None) or ScriptSimulator(table)
+    tokenizer = load_tokenizer(str(folder))
+    dataset = Dataset.from_list(rows)
+    trainer = build_trainer(
+        cfg, str(folder), tokenizer, dataset, episodes_by_id(table), perception, tmp_path, tmp_path, **options
+    )
+    return trainer, rows, tokenizer, cfg

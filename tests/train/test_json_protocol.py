@@ -12,8 +12,7 @@ import pytest
 from agentcvr.agent import Agent
 from agentcvr.policies.hf_policy import POLICY_FILE, TOOLS_FILE, HFPolicy, checkpoint_protocol
 from simulator.script_sim import ScriptSimulator
-from train.config import TrainConfig
-from train.trajectories import episodes_by_id, prompt_rows
+from tests.train.conftest import trainer_over
 
 
 def test_a_json_checkpoint_records_its_format_and_runs_in_the_loop(json_warm_start):
@@ -37,29 +36,9 @@ def test_a_checkpoint_without_a_manifest_writes_tool_calls_and_a_bad_one_is_name
 
 
 def test_grpo_steps_on_the_json_policy(json_warm_start, tmp_path):
-    from datasets import Dataset
-
-    from train.grpo import build_trainer
-    from train.tokenizer import load_tokenizer
-
-    folder, scripts, limits = json_warm_start
-    agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars, "protocol": "json"}
     grpo = {"num_generations": 4, "prompts_per_step": 1, "max_steps": 1, "max_completion_length": 384}
-    grpo |= {"temperature": 0.7, "learning_rate": 1e-3, "save_steps": 100, "report_to": []}
-    cfg = TrainConfig.model_validate({"agent": agent, "grpo": grpo})
-    tokenizer = load_tokenizer(str(folder))
-    rows = prompt_rows(scripts, limits, "json")
-    table = {s.id: s for s in scripts}
-    trainer = build_trainer(
-        cfg,
-        str(folder),
-        tokenizer,
-        Dataset.from_list(rows),
-        episodes_by_id(table),
-        ScriptSimulator(table),
-        tmp_path,
-        tmp_path,
-    )
+    grpo |= {"temperature": 0.7, "learning_rate": 1e-3, "save_steps": 100}
+    trainer, _, tokenizer, _ = trainer_over(json_warm_start, tmp_path, agent={"protocol": "json"}, grpo=grpo)
     trainer.train()
 
     logs = [row for row in trainer.state.log_history if "loss" in row]

@@ -18,8 +18,7 @@ from agentcvr.policies.hf_policy import TOOLS_FILE, HFPolicy
 from agentcvr.policies.openai_policy import OpenAIPolicy
 from agentcvr.policies.scripted import ScriptedPolicy
 from simulator.script_sim import ScriptSimulator
-from train.config import TrainConfig
-from train.trajectories import episodes_by_id, prompt_rows
+from tests.train.conftest import trainer_over
 
 
 class GenerateRecorder:
@@ -53,25 +52,13 @@ def runs(mask: list[int]) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("protocol", ["tools", "json"])
 def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tmp_path, protocol):
-    from datasets import Dataset
-
-    from train.grpo import build_trainer
-    from train.tokenizer import load_tokenizer
-
     # the policy warm-started in this protocol, as train-sim's warm start is
-    folder, scripts, limits = request.getfixturevalue("warm_start" if protocol == "tools" else "json_warm_start")
-    agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars}
+    warm = request.getfixturevalue("warm_start" if protocol == "tools" else "json_warm_start")
+    folder, scripts, limits = warm
+    simulator = ScriptSimulator({s.id: s for s in scripts})
+    agent = {"protocol": protocol, "max_turn_tokens": 48}
     grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "temperature": 0.7}
-    cfg = TrainConfig.model_validate(
-        {"agent": {**agent, "protocol": protocol, "max_turn_tokens": 48}, "grpo": {**grpo, "report_to": []}}
-    )
-    tokenizer = load_tokenizer(str(folder))
-    table = {s.id: s for s in scripts}
-    rows = prompt_rows(scripts, limits, protocol)
-    simulator = ScriptSimulator(table)
-    trainer = build_trainer(
-        cfg, str(folder), tokenizer, Dataset.from_list(rows), episodes_by_id(table), simulator, tmp_path, tmp_path
-    )
+    trainer, rows, tokenizer, cfg = trainer_over(warm, tmp_path, agent=agent, grpo=grpo, perception=simulator)
     inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
     trainer.batch_rows = inputs
     recorder = GenerateRecorder(trainer.model)

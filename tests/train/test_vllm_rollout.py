@@ -14,10 +14,8 @@ import copy
 import pytest
 import torch
 
-from simulator.script_sim import ScriptSimulator
-from train.config import TrainConfig
+from tests.train.conftest import trainer_over
 from train.rollout import sample_batch, sampling_kwargs, vllm_sampler
-from train.trajectories import episodes_by_id, prompt_rows
 
 
 class VLLMGenerationStandIn:
@@ -48,28 +46,8 @@ class VLLMGenerationStandIn:
 
 
 def test_agent_rollouts_sample_each_turn_batch_through_vllm(warm_start, tmp_path):
-    from datasets import Dataset
-
-    from train.grpo import build_trainer
-    from train.tokenizer import load_tokenizer
-
-    folder, scripts, limits = warm_start
-    agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars}
-    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "report_to": []}
-    cfg = TrainConfig.model_validate({"agent": {**agent, "max_turn_tokens": 48}, "grpo": grpo})
-    tokenizer = load_tokenizer(str(folder))
-    table = {s.id: s for s in scripts}
-    rows = prompt_rows(scripts, limits)
-    trainer = build_trainer(
-        cfg,
-        str(folder),
-        tokenizer,
-        Dataset.from_list(rows),
-        episodes_by_id(table),
-        ScriptSimulator(table),
-        tmp_path,
-        tmp_path,
-    )
+    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512}
+    trainer, rows, tokenizer, cfg = trainer_over(warm_start, tmp_path, agent={"max_turn_tokens": 48}, grpo=grpo)
     model = trainer.accelerator.unwrap_model(trainer.model)
     generation = VLLMGenerationStandIn(copy.deepcopy(model), tokenizer)  # vLLM holds its own copy of the weights
     trainer.use_vllm, trainer.vllm_generation = True, generation
