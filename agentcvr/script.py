@@ -105,6 +105,8 @@ class Script(BaseModel):
         if not isinstance(data, dict) or "episode" in data:
             return data
         flat = dict(data)
+        if "answer" not in flat:
+            raise ValueError("a script needs its 'answer'")
         episode = {key: flat.pop(key) for key in (*EPISODE_FIELDS, *EPISODE_EXTRAS) if key in flat}
         videos = [v if isinstance(v, VideoScript) else VideoScript.model_validate(v) for v in flat.get("videos", [])]
         episode["videos"] = [_video_ref(v) for v in videos]

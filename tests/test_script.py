@@ -48,6 +48,10 @@ def test_an_episode_that_disagrees_with_the_timelines_is_refused():
         Script(episode=wrong, videos=script.videos, evidence=script.evidence)
     with pytest.raises(ValidationError, match="do not match"):
         script.with_episode(videos=[VideoRef(index=1, duration=3.0)])
+    flat = script.model_dump()
+    del flat["answer"]
+    with pytest.raises(ValidationError, match="a script needs its 'answer'"):
+        Script.model_validate(flat)
 
 
 def test_question_fields_change_through_the_episode_only():
