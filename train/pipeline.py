@@ -6,7 +6,8 @@ continues GRPO from its last complete checkpoint with the same step counter; the
 step, so no step is lost or counted twice. Layout of a run folder:
 
     config.yaml            resolved config + package versions
-    warmstart/             SFT model, tokenizer, tools.json, sft.json, sft_loss.png, DONE
+    warmstart/             SFT model, tokenizer, policy.json (action format), tools.json (tool calls only),
+                           sft.json, sft_loss.png, DONE
     eval_teacher.json  eval_warmstart.json  eval_final.json   (+ *_reading: the teacher looks, the policy answers)
     grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
     metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
