@@ -58,8 +58,9 @@ def checkpoints(folder: Path) -> list[tuple[str, Path, int]]:
     return points
 
 
-def probe(folder: Path, per_task: int) -> list[dict]:
-    """The held-out probe of every point of one finished run, cached per point."""
+def probe(folder: Path, per_task: int, batch_size: int = 1) -> list[dict]:
+    """The held-out probe of every point of one finished run, cached per point. One turn at a time by default:
+    batched greedy evaluation does not repeat itself (benchmarks/eval_batching.py)."""
     import yaml
 
     from agentcvr.components import make_training_perception
@@ -79,11 +80,11 @@ def probe(folder: Path, per_task: int) -> list[dict]:
     (folder / "probe").mkdir(exist_ok=True)
     found = []
     for name, policy_dir, step in checkpoints(folder):
-        cache = folder / "probe" / f"{name}-{per_task}.json"
+        cache = folder / "probe" / f"{name}-{per_task}-b{batch_size}.json"
         if not cache.exists():
             policy = HFPolicy(policy_dir, temperature=0.0, max_new_tokens=cfg.eval.max_new_tokens)
             perception = make_training_perception(cfg, table)
-            report = evaluate(policy, scripts, perception, limits, batch_size=cfg.eval.batch_size)["overall"]
+            report = evaluate(policy, scripts, perception, limits, batch_size=batch_size)["overall"]
             turns = report["turns"]
             point = {
                 "name": name,
@@ -179,6 +180,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one core each)")
     parser.add_argument("-o", "--override", action="append", default=[], help="key=value on the preset, every run")
     parser.add_argument("--probe-per-task", type=int, default=20, help="held-out scripts per task kind per point")
+    parser.add_argument("--probe-batch", type=int, default=1, help="turns generated together (1: repeatable)")
     parser.add_argument("--gain", type=float, default=0.05, help="target: warm start's success + this (0.05 = 5 pts)")
     parser.add_argument(
         "--warm-start-from",
@@ -202,7 +204,7 @@ def main() -> int:
         overrides = variants[name] + RUN_SETTINGS + args.override
         seconds = train(args.preset, folder, seed, overrides, args.out / f"{folder.name}.log", finished="final/DONE")
         print(f"{time.strftime('%H:%M:%S')} trained seed {seed}, {name} in {seconds:.0f} s; probing", flush=True)
-        probe(folder, args.probe_per_task)
+        probe(folder, args.probe_per_task, args.probe_batch)
 
     order = [(s, name) for name in names for s in args.seeds]  # the baseline first: it trains the warm starts
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -211,7 +213,7 @@ def main() -> int:
             order = order[len(args.seeds) :]
         list(pool.map(lambda pair: job(*pair), order))
 
-    curves = {key: probe(folder, args.probe_per_task) for key, folder in folders.items()}
+    curves = {key: probe(folder, args.probe_per_task, args.probe_batch) for key, folder in folders.items()}
     plot(curves, args.out / "ablation_curves.png", f"train-sim {args.preset}: companion methods")
     heading = f"Ablation of the companion methods ({args.preset})"
     publish(args.out, "ablation", heading, report(curves, names, args.seeds, args.gain), curves)
