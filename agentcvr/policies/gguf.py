@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentcvr.actions import Answer
 from agentcvr.episode import Episode
@@ -33,6 +33,7 @@ from agentcvr.interfaces import PolicyOutput
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
+from agentcvr.policies.option_cloze import CLOZE_PROMPT, OptionScore, cloze, literal_grammar
 from agentcvr.policies.option_vote import reask_message, vote
 from agentcvr.session import forced_turn, is_recovery
 
@@ -92,6 +93,7 @@ class GGUFPolicy:
         recovery_temperature: float = 0.8,
         resamples: int = 3,
         answer_orders: int = 1,
+        answer_scoring: Literal["letter", "cloze"] = "letter",
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
@@ -107,6 +109,10 @@ class GGUFPolicy:
         # prints both rows), because the original option list stays in the conversation and the model carries its
         # preference for a slot of that list through every re-ask.
         self.answer_orders = answer_orders
+        if answer_scoring not in ("letter", "cloze"):
+            raise ValueError(f"answer_scoring must be 'letter' or 'cloze', not {answer_scoring!r}")
+        # "cloze": a multiple-choice answer is the option whose text the model finds most likely (`option_cloze`)
+        self.answer_scoring = answer_scoring
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
         self.context_chars = 3 * (n_ctx - max_tokens)
@@ -193,7 +199,39 @@ class GGUFPolicy:
         )
         if self.answer_orders > 1 and episode.task in LETTER_TASKS and len(episode.options) > 1:
             output = self._voted(output, fitted, episode)
+        if self.answer_scoring == "cloze" and episode.task in LETTER_TASKS and len(episode.options) > 1:
+            output = self._clozed(output, fitted, episode)
         return output
+
+    def _clozed(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
+        """An answer turn whose letter is the option with the most likely text (the thought keeps every score)."""
+        parsed = parse_turn(output.content or "", None, episode)
+        if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
+            return output
+        before = len(self.timings)
+        asked = [*messages, {"role": "user", "content": CLOZE_PROMPT}]
+
+        def score(text: str) -> OptionScore:
+            request = {"messages": asked, "max_tokens": 4 * len(text) + 8, "temperature": 0.0, "cache_prompt": True}
+            request |= {"grammar": literal_grammar(text), "logprobs": True, "top_logprobs": 1}
+            response = completion(self.server, request)
+            self.timings.append(response.get("timings", {}))
+            tokens = (response["choices"][0].get("logprobs") or {}).get("content") or []
+            if not tokens:
+                raise RuntimeError("llama.cpp returned no log-probabilities for an option's text")
+            return OptionScore(sum(t["logprob"] for t in tokens), len(tokens))
+
+        result = cloze(episode, score)
+        reply = json.loads(output.content or "{}")
+        own = reply["final_answer"]
+        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}; own answer {own}]".strip()
+        reply["final_answer"] = result.letter
+        extra = self.timings[before:]
+        return PolicyOutput(
+            content=json.dumps(reply),
+            prompt_tokens=output.prompt_tokens + sum(t.get("prompt_n", 0) for t in extra),
+            completion_tokens=output.completion_tokens + sum(t.get("predicted_n", 0) for t in extra),
+        )
 
     def _voted(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
         """An answer turn whose letter is the majority over re-asks in rotated option orders (the thought says so)."""

@@ -197,3 +197,22 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     turn = parse_turn(output.content, None, episode)
     assert output.content != refused and isinstance(turn, ParsedTurn)
     assert all(a.start == 0 for a in turn.actions if a.tool != "answer")  # whole videos
+
+
+def test_a_cloze_scoring_master_answers_the_option_whose_text_it_finds_most_likely(
+    policy, umbrella_script, monkeypatch
+):
+    monkeypatch.setattr(policy, "answer_scoring", "cloze")
+    episode = umbrella_script.episode
+    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
+    report = {
+        "role": "user",
+        "content": "Result of observe on video 2 [0-60 s]:\n[25.0s - 35.0s] The woman opens a red umbrella.",
+    }
+    before = len(policy.timings)
+    answer = json.loads(policy.act([*initial_messages(episode, "json", 4), report, forced], episode).content)
+    assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
+    summary = answer["thought"].rsplit("[", 1)[1]
+    assert summary.startswith("option likelihoods A ") and f"-> {answer['final_answer']}; own answer " in summary
+    assert len(policy.timings) == before + 5  # the turn, then one scoring request per option
+    assert all(t["cache_n"] > 0 for t in policy.timings[-3:])  # an option reads only its own tokens: the rest is cached
