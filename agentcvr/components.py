@@ -42,7 +42,13 @@ def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) ->
     return RandomPolicy(seed=seed)
 
 
-def _gguf_policy(arg: str, scan: bool, threads: int | None = None, answer_orders: int | None = None) -> Policy:
+def _gguf_policy(
+    arg: str,
+    scan: bool,
+    threads: int | None = None,
+    answer_orders: int | None = None,
+    answer_scoring: str | None = None,
+) -> Policy:
     from agentcvr.models import DEFAULT_MASTER, ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
@@ -50,18 +56,23 @@ def _gguf_policy(arg: str, scan: bool, threads: int | None = None, answer_orders
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    votes = {} if answer_orders is None else {"answer_orders": answer_orders}
-    return GGUFPolicy(path, scan=scan, threads=threads, **votes)
+    answering = {"answer_orders": answer_orders, "answer_scoring": answer_scoring}
+    return GGUFPolicy(path, scan=scan, threads=threads, **{k: v for k, v in answering.items() if v is not None})
 
 
 def _gguf(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
     """Scans every video whole on its first turn, then zooms in or listens, then answers."""
-    return _gguf_policy(arg, scan=True, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
+    return _gguf_policy(arg, scan=True, **_answering(options))
 
 
 def _gguf_free(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
     """Chooses every call itself (times optional): the zero-shot setting as published."""
-    return _gguf_policy(arg, scan=False, threads=options.get("threads"), answer_orders=options.get("answer_orders"))
+    return _gguf_policy(arg, scan=False, **_answering(options))
+
+
+def _answering(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The GGUF master's options among a policy's keyword options."""
+    return {key: options.get(key) for key in ("threads", "answer_orders", "answer_scoring")}
 
 
 def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:

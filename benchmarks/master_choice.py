@@ -34,6 +34,7 @@ from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa:
 from scripts_gen.generate import generate  # noqa: E402
 
 BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) -> [A-Z]\]")
+OWN = re.compile(r"; own answer ([A-Z])\]")
 DEFAULT_POLICIES = [
     "expert",
     "random",
@@ -56,6 +57,9 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
     parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
     parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
+    parser.add_argument(
+        "--answer-scoring", choices=["letter", "cloze"], help="how a GGUF master picks a multiple-choice option"
+    )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
@@ -74,39 +78,40 @@ def main() -> int:
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
-        name = (
-            spec if args.answer_orders is None or not spec.startswith("gguf") else f"{spec}_orders{args.answer_orders}"
-        )
+        name = spec
+        if spec.startswith("gguf") and args.answer_orders is not None:
+            name += f"_orders{args.answer_orders}"
+        if spec.startswith("gguf") and args.answer_scoring is not None:
+            name += f"_{args.answer_scoring}"
         out = args.work / args.perception / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
         if args.table_only:
             done = load_results(out) if out.exists() else {}
             columns[name] = [done[e.id] for e in episodes if e.id in done]
             continue
-        options = {"threads": args.threads, "answer_orders": args.answer_orders} if spec.startswith("gguf") else {}
+        options = {"threads": args.threads, "answer_orders": args.answer_orders, "answer_scoring": args.answer_scoring}
+        options = options if spec.startswith("gguf") else {}
         agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
         console.print(f"[bold]{name}[/] -> {out}")
         columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
     by_id = {e.id: e for e in episodes}
     for name, rows in list(columns.items()):
-        if any(_ballots(row) for row in rows):  # a voting master: its turn's own answers are in the same trace
+        if any(_own_letter(row) for row in rows):  # a voting or cloze master: the turn's own answers are in the trace
             columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.result.episode_id]) for row in rows]
     console.print(master_table(columns, f"masters on {args.perception}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
 
 
-def _ballots(row: ScoredResult) -> list[str]:
-    """The answers a voting master got in each option order (its own first), from its last thought."""
-    thought = row.result.steps[-1].thought if row.result.steps else None
-    found = BALLOTS.search(thought or "")
-    return found.group(1).split() if found else []
+def _own_letter(row: ScoredResult) -> str | None:
+    """The letter the answer turn wrote before a vote or cloze scoring replaced it, from its last thought."""
+    thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
+    found = BALLOTS.search(thought) or OWN.search(thought)
+    return found.group(1).split()[0] if found else None
 
 
 def _own_answer(row: ScoredResult, episode: Episode) -> ScoredResult:
-    """The episode as it would have ended without the vote: the turn's own answer, scored again."""
-    ballots = _ballots(row)
-    if not ballots:
-        return row
-    return score(row.result.model_copy(update={"answer": ballots[0]}), episode)
+    """The episode as it would have ended with the written letter: the turn's own answer, scored again."""
+    own = _own_letter(row)
+    return row if own is None else score(row.result.model_copy(update={"answer": own}), episode)
 
 
 def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agentcvr.actions import Answer
 from agentcvr.episode import Episode
@@ -33,7 +33,15 @@ from agentcvr.interfaces import PolicyOutput
 from agentcvr.models import DEFAULT_MASTER, SMALL_LLM, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.json_protocol import LETTER_TASKS, Times, scan_turn, turn_schema
-from agentcvr.policies.option_cloze import CLOZE_PROMPT, OptionScore, cloze, literal_grammar
+from agentcvr.policies.option_scoring import (
+    CLOZE_PROMPT,
+    YES_OR_NO,
+    OptionScore,
+    Scoring,
+    choose,
+    literal_grammar,
+    verify_prompt,
+)
 from agentcvr.policies.option_vote import reask_message, vote
 from agentcvr.session import forced_turn, is_recovery
 
@@ -93,7 +101,7 @@ class GGUFPolicy:
         recovery_temperature: float = 0.8,
         resamples: int = 3,
         answer_orders: int = 1,
-        answer_scoring: Literal["letter", "cloze"] = "letter",
+        answer_scoring: Scoring = "letter",
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
@@ -109,9 +117,9 @@ class GGUFPolicy:
         # prints both rows), because the original option list stays in the conversation and the model carries its
         # preference for a slot of that list through every re-ask.
         self.answer_orders = answer_orders
-        if answer_scoring not in ("letter", "cloze"):
-            raise ValueError(f"answer_scoring must be 'letter' or 'cloze', not {answer_scoring!r}")
-        # "cloze": a multiple-choice answer is the option whose text the model finds most likely (`option_cloze`)
+        if answer_scoring not in ("letter", "cloze", "verify"):
+            raise ValueError(f"answer_scoring must be 'letter', 'cloze' or 'verify', not {answer_scoring!r}")
+        # "cloze" or "verify": a multiple-choice answer is the option whose text scores best (`option_scoring`)
         self.answer_scoring = answer_scoring
         self.max_tokens, self.seed, self.temperature = max_tokens, seed, temperature
         # ~3 characters a token for this prose and JSON; leave room for the reply.
@@ -199,29 +207,38 @@ class GGUFPolicy:
         )
         if self.answer_orders > 1 and episode.task in LETTER_TASKS and len(episode.options) > 1:
             output = self._voted(output, fitted, episode)
-        if self.answer_scoring == "cloze" and episode.task in LETTER_TASKS and len(episode.options) > 1:
-            output = self._clozed(output, fitted, episode)
+        if self.answer_scoring != "letter" and episode.task in LETTER_TASKS and len(episode.options) > 1:
+            output = self._scored(output, fitted, episode)
         return output
 
-    def _clozed(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
-        """An answer turn whose letter is the option with the most likely text (the thought keeps every score)."""
+    def _scored(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
+        """An answer turn whose letter is the option whose text scores best (the thought keeps every score)."""
         parsed = parse_turn(output.content or "", None, episode)
         if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
             return output
         before = len(self.timings)
-        asked = [*messages, {"role": "user", "content": CLOZE_PROMPT}]
 
-        def score(text: str) -> OptionScore:
-            request = {"messages": asked, "max_tokens": 4 * len(text) + 8, "temperature": 0.0, "cache_prompt": True}
-            request |= {"grammar": literal_grammar(text), "logprobs": True, "top_logprobs": 1}
-            response = completion(self.server, request)
+        def ask(prompt: str, grammar: str, max_tokens: int) -> list[dict]:
+            request = {"messages": [*messages, {"role": "user", "content": prompt}], "max_tokens": max_tokens}
+            request |= {"temperature": 0.0, "cache_prompt": True, "grammar": grammar, "logprobs": True}
+            response = completion(self.server, request | {"top_logprobs": 20})
             self.timings.append(response.get("timings", {}))
             tokens = (response["choices"][0].get("logprobs") or {}).get("content") or []
             if not tokens:
-                raise RuntimeError("llama.cpp returned no log-probabilities for an option's text")
+                raise RuntimeError("llama.cpp returned no log-probabilities for an option")
+            return tokens
+
+        def cloze(text: str) -> OptionScore:
+            tokens = ask(CLOZE_PROMPT, literal_grammar(text), 4 * len(text) + 8)
             return OptionScore(sum(t["logprob"] for t in tokens), len(tokens))
 
-        result = cloze(episode, score)
+        def verify(text: str) -> OptionScore:
+            first = ask(verify_prompt(episode, text), YES_OR_NO, 2)[0]
+            ranked = {t["token"].strip().lower(): t["logprob"] for t in reversed(first["top_logprobs"])}
+            floor = min(ranked.values())  # a word outside the top 20 is at most as likely as the last one listed
+            return OptionScore(ranked.get("yes", floor) - ranked.get("no", floor))
+
+        result = choose(episode, self.answer_scoring, cloze if self.answer_scoring == "cloze" else verify)
         reply = json.loads(output.content or "{}")
         own = reply["final_answer"]
         reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}; own answer {own}]".strip()

@@ -199,10 +199,9 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     assert all(a.start == 0 for a in turn.actions if a.tool != "answer")  # whole videos
 
 
-def test_a_cloze_scoring_master_answers_the_option_whose_text_it_finds_most_likely(
-    policy, umbrella_script, monkeypatch
-):
-    monkeypatch.setattr(policy, "answer_scoring", "cloze")
+@pytest.mark.parametrize("scoring", ["cloze", "verify"])
+def test_a_scoring_master_answers_the_option_whose_text_scores_best(policy, umbrella_script, monkeypatch, scoring):
+    monkeypatch.setattr(policy, "answer_scoring", scoring)
     episode = umbrella_script.episode
     forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
     report = {
@@ -213,6 +212,6 @@ def test_a_cloze_scoring_master_answers_the_option_whose_text_it_finds_most_like
     answer = json.loads(policy.act([*initial_messages(episode, "json", 4), report, forced], episode).content)
     assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
     summary = answer["thought"].rsplit("[", 1)[1]
-    assert summary.startswith("option likelihoods A ") and f"-> {answer['final_answer']}; own answer " in summary
+    assert summary.startswith(f"option {scoring} scores A ") and f"-> {answer['final_answer']}; own answer " in summary
     assert len(policy.timings) == before + 5  # the turn, then one scoring request per option
     assert all(t["cache_n"] > 0 for t in policy.timings[-3:])  # an option reads only its own tokens: the rest is cached
