@@ -1,15 +1,20 @@
-"""Does scoring each option's text make the embedded master answer better than the letter it writes?
+"""How should the embedded master pick a multiple-choice option? The answer step alone, on the same episodes.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/answer_scoring.py --n 10 --scoring cloze     # scan reports, 1.5B
-    .venv/bin/python benchmarks/answer_scoring.py --n 10 --scoring verify --looks expert --model qwen2.5-coder-0.5b
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/answer_scoring.py --n 8 --scoring verify    # scan reports, 1.5B
+    .venv/bin/python benchmarks/answer_scoring.py --scoring vote --orders 4 --looks expert --model qwen2.5-coder-0.5b
 
-The answer step alone, on the master-choice episodes (`gen-scripts` seed 11, multiple-choice kinds): the conversation
-is built as the loop would hold it at the turn limit after `scan` looks (the default master's first turn) or the
-`expert`'s targeted looks (`option_votes.conversation`), then the GGUF master answers with `answer_scoring` set
-(`agentcvr/policies/option_scoring.py`: `cloze`, each option's text as the reply; `verify`, yes/no per proposed
-answer). Its thought keeps its own letter and every option's score, so one run gives, on the same episodes, the letter
-it wrote (the baseline) and the scored choice (for cloze also the choice by total rather than mean log-probability).
-Results go to `<work>/<looks>_<model>_<scoring>.jsonl`; a rerun resumes.
+For every multiple-choice episode (`gen-scripts` seed 11, the master-choice episodes) the master's conversation is
+built as the loop would hold it at the turn limit: `scan` = the default master's first turn (a whole-video observe of
+every video, `scan_turn`) and the simulator's reports; `expert` = the scripted expert's targeted looks and their
+reports. Then the forced-answer prompt, and the GGUF master answers with one remedy for small models' letter
+preference switched on:
+- `vote`: the question asked again with the options in `--orders` cyclic orders, the majority taken (`option_vote`);
+- `cloze`: each option's text scored as the reply (`option_scoring`), by mean log-probability per token;
+- `verify`: each option judged as a proposed answer, by log P(yes) - log P(no) (`option_scoring`).
+The turn's thought keeps the letter the model wrote before the remedy, so one run gives both on the same episodes:
+the written letter (the baseline) and the remedy's choice (for cloze and verify also the choice by total score).
+Prints accuracy per task kind, the letters chosen and seconds per episode. Results go to
+`<work>/<looks>_<model>_<scoring>.jsonl`; a rerun resumes.
 """
 
 from __future__ import annotations
@@ -26,19 +31,67 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from option_votes import conversation  # noqa: E402  (benchmarks/ is this script's own folder)
 from rich.console import Console  # noqa: E402
 from rich.progress import track  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from agentcvr.actions import Observe  # noqa: E402
 from agentcvr.models import DEFAULT_MASTER, ensure_model  # noqa: E402
-from agentcvr.policies.json_protocol import LETTER_TASKS  # noqa: E402
-from agentcvr.tasks import TASK_ORDER  # noqa: E402
+from agentcvr.parsing import ParseError, parse_turn  # noqa: E402
+from agentcvr.policies.expert import plan  # noqa: E402
+from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn  # noqa: E402
+from agentcvr.prompts import FORCE_ANSWER, initial_messages  # noqa: E402
+from agentcvr.script import Script  # noqa: E402
+from agentcvr.session import FORCED_KEY  # noqa: E402
+from agentcvr.tasks import TASK_ORDER, get_task  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 from simulator.script_sim import ScriptSimulator  # noqa: E402
 
-SUMMARY = re.compile(r"option \w+ scores (.+) -> ([A-Z]); own answer ([A-Z])")
+BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) -> ([A-Z])")
+SCORED = re.compile(r"option \w+ scores (.+) -> ([A-Z]); own answer ([A-Z])")
 SCORE = re.compile(r"([A-Z]) (-?[\d.]+)/(\d+)")
+
+
+def conversation(script: Script, looks: str, simulator: ScriptSimulator, max_turns: int) -> list[dict]:
+    """The messages the loop would hold at the turn limit after these looks (JSON protocol)."""
+    episode = script.episode
+    messages = initial_messages(episode, "json", max_turns)
+    if looks == "scan":
+        turns = [scan_turn(episode)]
+    else:
+        turns = [_published(visit.tool, visit.arguments) for visit in plan(script)]
+    for content in turns:
+        messages.append({"role": "assistant", "content": content})
+        turn = parse_turn(content, None, episode)
+        assert not isinstance(turn, ParseError), turn
+        for call in turn.actions:
+            text = simulator.observe(episode, call) if isinstance(call, Observe) else simulator.listen(episode, call)
+            header = f"Result of {call.tool} on video {call.video} [{call.start:g}-{call.end:g} s]:"
+            messages.append({"role": "user", "content": f"{header}\n{text}"})
+    answer_format = get_task(episode.task).answer_format
+    return [*messages, {"role": "user", "content": FORCE_ANSWER.format(answer_format=answer_format), FORCED_KEY: True}]
+
+
+def _published(tool: str, arguments: dict) -> str:
+    times = {"start_time": arguments["start"], "end_time": arguments["end"]}
+    if tool == "listen":
+        return json.dumps(
+            {"action": "get_caption", "thought": "listen", "params": {"video_index": arguments["video"], **times}}
+        )
+    target = {"video_index": arguments["video"], **times}
+    params = {"observation_targets": [target], "focus_prompt": arguments["focus"] or "what happens"}
+    return json.dumps({"action": "observe", "thought": "look", "params": params})
+
+
+def decision(thought: str) -> dict:
+    """The written letter, the remedy's choice and its scores (cloze/verify) or ballots (vote), from the thought."""
+    if found := SCORED.search(thought):
+        scores = [[float(value), int(count)] for _, value, count in SCORE.findall(found.group(1))]
+        return {"own": found.group(3), "choice": found.group(2), "scores": scores}
+    if found := BALLOTS.search(thought):
+        ballots = found.group(1).split()
+        return {"own": ballots[0], "choice": found.group(2), "ballots": ballots}
+    raise ValueError(f"the answer turn's thought names no decision: {thought!r}")
 
 
 def main() -> int:
@@ -47,7 +100,8 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=8, help="episodes per multiple-choice task kind")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--looks", choices=["scan", "expert"], default="scan")
-    parser.add_argument("--scoring", choices=["cloze", "verify"], default="cloze")
+    parser.add_argument("--scoring", choices=["vote", "cloze", "verify"], default="verify")
+    parser.add_argument("--orders", type=int, default=4, help="option orders asked by the vote (own answer + re-asks)")
     parser.add_argument("--model", default=DEFAULT_MASTER, help="embedded model name or .gguf path")
     parser.add_argument("--max-turns", type=int, default=10, help="turn limit the system prompt states")
     parser.add_argument("--threads", type=int, default=1)
@@ -65,53 +119,50 @@ def main() -> int:
     todo = [] if args.table_only else [s for s in scripts if s.id not in done]
     if todo:
         model = Path(args.model) if args.model.endswith(".gguf") else ensure_model(args.model)
-        policy = GGUFPolicy(model, threads=args.threads, answer_scoring=args.scoring)
+        remedy = {"answer_orders": args.orders} if args.scoring == "vote" else {"answer_scoring": args.scoring}
+        policy = GGUFPolicy(model, threads=args.threads, **remedy)
         simulator = ScriptSimulator({s.id: s for s in scripts})
         with out.open("a") as sink:
             for script in track(todo, description=f"{len(done)} done before"):
                 started = time.perf_counter()
                 messages = conversation(script, args.looks, simulator, args.max_turns)
                 reply = json.loads(policy.act(messages, script.episode).content or "{}")
-                found = SUMMARY.search(reply["thought"])
-                if found is None:
-                    raise RuntimeError(f"{script.id}: the answer turn was not scored: {reply}")
-                scores = [[float(lp), int(n)] for _, lp, n in SCORE.findall(found.group(1))]
-                row = {"id": script.id, "task": script.task, "gold": script.answer, "own": found.group(3)}
-                row |= {"cloze": found.group(2), "scores": scores, "seconds": time.perf_counter() - started}
+                row = {"id": script.id, "task": script.task, "gold": script.answer, **decision(reply["thought"])}
+                row["seconds"] = time.perf_counter() - started
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
                 done[script.id] = row
     rows = [done[s.id] for s in scripts if s.id in done]
-    title = f"{args.looks} reports, {model_name}: letter written vs {args.scoring} scoring"
+    title = f"{args.looks} reports, {model_name}: the letter written vs {args.scoring}"
     Console().print(scoring_table(rows, title))
     return 0
 
 
-def by_total(row: dict) -> str:
-    """The option with the highest total log-probability (no length normalization)."""
-    return chr(65 + max(range(len(row["scores"])), key=lambda i: (row["scores"][i][0], -i)))
+def by_total(row: dict) -> str | None:
+    """The option with the highest total score (no per-token mean); None for a vote."""
+    scores = row.get("scores")
+    return chr(65 + max(range(len(scores)), key=lambda i: (scores[i][0], -i))) if scores else None
 
 
 def scoring_table(rows: list[dict], title: str) -> Table:
-    """Accuracy of the written letter, the scored choice (mean per token) and the choice by total score."""
+    """Accuracy of the written letter, the remedy's choice and (cloze/verify) the choice by total score."""
     table = Table(title=title)
-    columns = ["task", "n", "letter %", "scored %", "by total %", "letters written", "scored letters", "s/episode"]
+    columns = ["task", "n", "letter %", "remedy %", "by total %", "letters written", "letters chosen", "s/episode"]
     for name in columns:
-        table.add_column(name, justify="left" if name in ("task", "letters written", "scored letters") else "right")
+        table.add_column(name, justify="left" if name in ("task", "letters written", "letters chosen") else "right")
     tasks = [t for t in TASK_ORDER if any(r["task"] == t for r in rows)]
     for task in [*tasks, "all"]:
         group = [r for r in rows if task in ("all", r["task"])]
         if not group:
             continue
-
         table.add_row(
             task,
             str(len(group)),
             _share(group, lambda r: r["own"]),
-            _share(group, lambda r: r["cloze"]),
-            _share(group, by_total),
+            _share(group, lambda r: r["choice"]),
+            _share(group, by_total) if "scores" in group[0] else "",
             _letters(group, lambda r: r["own"]),
-            _letters(group, lambda r: r["cloze"]),
+            _letters(group, lambda r: r["choice"]),
             f"{sum(r['seconds'] for r in group) / len(group):.1f}",
         )
     return table

@@ -239,16 +239,8 @@ class GGUFPolicy:
             return OptionScore(ranked.get("yes", floor) - ranked.get("no", floor))
 
         result = choose(episode, self.answer_scoring, cloze if self.answer_scoring == "cloze" else verify)
-        reply = json.loads(output.content or "{}")
-        own = reply["final_answer"]
-        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}; own answer {own}]".strip()
-        reply["final_answer"] = result.letter
-        extra = self.timings[before:]
-        return PolicyOutput(
-            content=json.dumps(reply),
-            prompt_tokens=output.prompt_tokens + sum(t.get("prompt_n", 0) for t in extra),
-            completion_tokens=output.completion_tokens + sum(t.get("predicted_n", 0) for t in extra),
-        )
+        own = json.loads(output.content or "{}")["final_answer"]
+        return self._replaced(output, result.letter, f"{result.summary()}; own answer {own}", before)
 
     def _voted(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
         """An answer turn whose letter is the majority over re-asks in rotated option orders (the thought says so)."""
@@ -268,10 +260,15 @@ class GGUFPolicy:
                 raise RuntimeError(f"llama.cpp ignored the answer grammar: {again}")
             return again.actions[0].answer
 
-        reply = json.loads(output.content or "{}")
         result = vote(episode, parsed.actions[0].answer, ask, self.answer_orders)
-        reply["thought"] = f"{reply.get('thought', '')} [{result.summary()}]".strip()
-        reply["final_answer"] = result.letter
+        return self._replaced(output, result.letter, result.summary(), before)
+
+    def _replaced(self, output: PolicyOutput, letter: str, summary: str, before: int) -> PolicyOutput:
+        """The answer turn with `letter` as its answer, `summary` added to its thought, and the token counts of the
+        requests made since `before` (an index into `timings`) added to its own."""
+        reply = json.loads(output.content or "{}")
+        reply["thought"] = f"{reply.get('thought', '')} [{summary}]".strip()
+        reply["final_answer"] = letter
         asked = self.timings[before:]
         return PolicyOutput(
             content=json.dumps(reply),

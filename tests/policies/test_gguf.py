@@ -141,16 +141,21 @@ def test_a_scanning_master_first_looks_at_every_video_whole_for_the_question_and
     assert len(policy.timings) == calls  # written for the model: no generation spent on it
 
 
-def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umbrella_script, monkeypatch):
-    monkeypatch.setattr(policy, "answer_orders", 4)
-    episode = umbrella_script.episode
+def _at_the_answer(episode) -> list[dict]:
+    """The conversation at the forced answer, after one look that found the umbrella in video 2."""
     forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
     report = {
         "role": "user",
         "content": "Result of observe on video 2 [0-60 s]:\n[25.0s - 35.0s] The woman opens a red umbrella.",
     }
+    return [*initial_messages(episode, "json", 4), report, forced]
+
+
+def test_a_voting_master_asks_the_options_in_every_order_and_says_so(policy, umbrella_script, monkeypatch):
+    monkeypatch.setattr(policy, "answer_orders", 4)
+    episode = umbrella_script.episode
     before = len(policy.timings)
-    output = policy.act([*initial_messages(episode, "json", 4), report, forced], episode)
+    output = policy.act(_at_the_answer(episode), episode)
     answer = json.loads(output.content)
     assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
     assert "answers over 4 option orders" in answer["thought"]
@@ -203,13 +208,8 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
 def test_a_scoring_master_answers_the_option_whose_text_scores_best(policy, umbrella_script, monkeypatch, scoring):
     monkeypatch.setattr(policy, "answer_scoring", scoring)
     episode = umbrella_script.episode
-    forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}
-    report = {
-        "role": "user",
-        "content": "Result of observe on video 2 [0-60 s]:\n[25.0s - 35.0s] The woman opens a red umbrella.",
-    }
     before = len(policy.timings)
-    answer = json.loads(policy.act([*initial_messages(episode, "json", 4), report, forced], episode).content)
+    answer = json.loads(policy.act(_at_the_answer(episode), episode).content)
     assert answer["action"] == "answer" and answer["final_answer"] in {"A", "B", "C", "D"}
     summary = answer["thought"].rsplit("[", 1)[1]
     assert summary.startswith(f"option {scoring} scores A ") and f"-> {answer['final_answer']}; own answer " in summary
