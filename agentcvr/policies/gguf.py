@@ -3,7 +3,8 @@
 It speaks the published AgentCVR JSON protocol (one object per turn, `prompts.SYSTEM_JSON`), decoded under a grammar
 built from `json_protocol.turn_schema(episode)`, so even a 0.5B model emits actions the parser accepts. With
 `answer_orders > 1` a multiple-choice answer is asked again with the options in other orders and the majority taken
-(`option_vote`); measured, it does not beat the turn's own answer, so it is off by default.
+(`option_vote`); with `answer_scoring="cloze"|"verify"` the option whose text scores best replaces the letter written
+(`option_scoring`). Measured, none beats the turn's own answer (`benchmarks/answer_scoring.py`), so all are off.
 
 Speed on a 2-core machine comes from three things:
 - the schema goes to llguidance directly with compact separators (`{"action": "observe", ...}` on one line) rather

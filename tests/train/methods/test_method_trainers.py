@@ -14,7 +14,15 @@ from tests.train.test_grpo_smoke import Jitter  # (warm_start: the session fixtu
 from train.config import TrainConfig
 
 
-def _train(warm_start, tmp_path, methods: dict, scripts=None, steps: int = 2, save_steps: int = 100):  # noqa: F811
+def _train(
+    warm_start,  # noqa: F811
+    tmp_path,
+    methods: dict,
+    scripts=None,
+    steps: int = 2,
+    save_steps: int = 100,
+    temperature: float = 0.7,  # close to the memorized behaviour, still sampling
+):
     from datasets import Dataset
 
     from agentcvr.components import make_training_perception
@@ -32,7 +40,7 @@ def _train(warm_start, tmp_path, methods: dict, scripts=None, steps: int = 2, sa
                 "prompts_per_step": 1,  # one episode per step
                 "max_steps": steps,  # two optimizer steps unless the test needs more
                 "max_completion_length": 256,  # short multi-turn completions
-                "temperature": 0.7,  # close to the memorized behaviour, still sampling
+                "temperature": temperature,
                 "learning_rate": 1e-3,
                 "save_steps": save_steps,  # no checkpoint unless the test asks
                 "report_to": [],
@@ -72,7 +80,10 @@ def test_tas_trainer_steps_with_token_advantages(warm_start, tmp_path):  # noqa:
 
 
 def test_care_trainer_steps_with_an_ema_reference(warm_start, tmp_path):  # noqa: F811
-    trainer, logs = _train(warm_start, tmp_path, {"care": {"enabled": True, "every": 1}}, save_steps=2)  # EMA each step
+    # EMA each step; near-greedy sampling, so that the memorized (right) answers come out: at 0.7 a run can sample
+    # none, and the bonus, which only right answers earn, is then never paid
+    methods = {"care": {"enabled": True, "every": 1}}
+    trainer, logs = _train(warm_start, tmp_path, methods, save_steps=2, temperature=0.1)
     assert trainer.beta == 0.0 and trainer.ref_model is None  # no KL term in CARE mode
     assert trainer.ema_model is not None and trainer._ema_step == 1  # updated at the second generation
     online = dict(trainer.model.named_parameters())
