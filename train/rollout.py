@@ -15,7 +15,8 @@ TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_id
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
 policy's own turns without tool output) reach the reward functions as keyword lists. The episodes of a generation
 batch run together, one thread each: `TurnBatcher` holds each episode's next turn until every live episode has asked
-for one, then samples them as one left-padded batch.
+for one, then samples them as one left-padded batch, its rows in episode order (so a seeded run samples the same
+rollouts again, whichever thread asks first).
 """
 
 from __future__ import annotations
@@ -196,7 +197,14 @@ class TurnBatcher:
         self._cond = threading.Condition()
         self._pending: dict[int, tuple[list[int], int]] = {}
         self._results: dict[int, Sample | BaseException] = {}
+        self._slots: dict[int, int] = {}  # thread -> its episode's place in the rollout batch
         self.batches: list[int] = []  # the size of each sampled batch
+
+    def bind(self, slot: int) -> None:
+        """The calling thread runs the episode at `slot`: its turns take that row of every batch, so the rows (and
+        what a seeded sampler draws for each) do not depend on which thread asked first."""
+        with self._cond:
+            self._slots[threading.get_ident()] = slot
 
     def __call__(self, ids: list[int], max_new_tokens: int) -> Sample:
         key = threading.get_ident()
@@ -219,7 +227,8 @@ class TurnBatcher:
     def _run_if_ready(self) -> None:
         if not self._pending or len(self._pending) < self.live:
             return
-        batch, self._pending = self._pending, {}
+        batch = dict(sorted(self._pending.items(), key=lambda item: self._slots.get(item[0], -1)))
+        self._pending = {}
         try:
             samples = self.sample([ids for ids, _ in batch.values()], max(n for _, n in batch.values()))
             for (key, (_, n)), (new, logprobs) in zip(batch.items(), samples, strict=True):
@@ -281,6 +290,7 @@ class RolloutFunc:
             )
 
         def one(i: int):
+            batcher.bind(i)
             try:
                 return self.run(policies[i], episodes[i], prompts[i])
             finally:
