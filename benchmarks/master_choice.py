@@ -58,7 +58,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
     parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
     parser.add_argument(
-        "--answer-scoring", choices=["letter", "cloze"], help="how a GGUF master picks a multiple-choice option"
+        "--answer-scoring",
+        choices=["letter", "cloze", "verify"],
+        help="how a GGUF master picks a multiple-choice answer",
     )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
@@ -95,14 +97,14 @@ def main() -> int:
         columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
     by_id = {e.id: e for e in episodes}
     for name, rows in list(columns.items()):
-        if any(_own_letter(row) for row in rows):  # a voting or cloze master: the turn's own answers are in the trace
+        if any(_own_letter(row) for row in rows):  # a voting or scoring master: the written letters are in the trace
             columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.result.episode_id]) for row in rows]
     console.print(master_table(columns, f"masters on {args.perception}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
 
 
 def _own_letter(row: ScoredResult) -> str | None:
-    """The letter the answer turn wrote before a vote or cloze scoring replaced it, from its last thought."""
+    """The letter the answer turn wrote before a vote or answer scoring replaced it, from its last thought."""
     thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
     found = BALLOTS.search(thought) or OWN.search(thought)
     return found.group(1).split()[0] if found else None
