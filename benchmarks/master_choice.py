@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from answer_scoring import decision  # noqa: E402  (benchmarks/ is this script's own folder)
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -33,8 +33,6 @@ from agentcvr.tasks import TASK_ORDER  # noqa: E402
 from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
 
-BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) -> [A-Z]\]")
-OWN = re.compile(r"; own answer ([A-Z])\]")
 DEFAULT_POLICIES = [
     "expert",
     "random",
@@ -106,8 +104,10 @@ def main() -> int:
 def _own_letter(row: ScoredResult) -> str | None:
     """The letter the answer turn wrote before a vote or answer scoring replaced it, from its last thought."""
     thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
-    found = BALLOTS.search(thought) or OWN.search(thought)
-    return found.group(1).split()[0] if found else None
+    try:
+        return decision(thought)["own"]
+    except ValueError:  # an answer that nothing replaced
+        return None
 
 
 def _own_answer(row: ScoredResult, episode: Episode) -> ScoredResult:

@@ -219,10 +219,10 @@ class GGUFPolicy:
             return output
         before = len(self.timings)
 
-        def ask(prompt: str, grammar: str, max_tokens: int) -> list[dict]:
+        def ask(prompt: str, grammar: str, max_tokens: int, alternatives: int) -> list[dict]:
             request = {"messages": [*messages, {"role": "user", "content": prompt}], "max_tokens": max_tokens}
             request |= {"temperature": 0.0, "cache_prompt": True, "grammar": grammar, "logprobs": True}
-            response = completion(self.server, request | {"top_logprobs": 20})
+            response = completion(self.server, request | {"top_logprobs": alternatives})
             self.timings.append(response.get("timings", {}))
             tokens = (response["choices"][0].get("logprobs") or {}).get("content") or []
             if not tokens:
@@ -230,11 +230,11 @@ class GGUFPolicy:
             return tokens
 
         def cloze(text: str) -> OptionScore:
-            tokens = ask(CLOZE_PROMPT, literal_grammar(text), 4 * len(text) + 8)
+            tokens = ask(CLOZE_PROMPT, literal_grammar(text), 4 * len(text) + 8, alternatives=1)  # its own tokens only
             return OptionScore(sum(t["logprob"] for t in tokens), len(tokens))
 
         def verify(text: str) -> OptionScore:
-            first = ask(verify_prompt(episode, text), YES_OR_NO, 2)[0]
+            first = ask(verify_prompt(episode, text), YES_OR_NO, 2, alternatives=20)[0]
             ranked = {t["token"].strip().lower(): t["logprob"] for t in reversed(first["top_logprobs"])}
             floor = min(ranked.values())  # a word outside the top 20 is at most as likely as the last one listed
             return OptionScore(ranked.get("yes", floor) - ranked.get("no", floor))
