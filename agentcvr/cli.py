@@ -86,6 +86,9 @@ def run(
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
+    reader: Annotated[
+        Path | None, typer.Option(help="A trained reader folder (train-reader): it answers the choice tasks.")
+    ] = None,
 ) -> None:
     """Run the master agent on scripted episodes and print traces and a per-task score table."""
     from agentcvr.agent import Agent
@@ -111,7 +114,7 @@ def run(
 
         episodes = attach_videos(episodes, videos)
     try:
-        chosen = make_policy(policy, by_id, base_url=base_url, seed=seed)
+        chosen = make_policy(policy, by_id, reader=reader, base_url=base_url, seed=seed)
         backend = make_perception(perception, by_id)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
@@ -186,10 +189,11 @@ def _register_commands() -> None:
     from eval.fidelity import fidelity_command
     from scripts_gen.render import render_command
     from serve.cli import ask_command, serve_command
-    from train.cli import train_sim
+    from train.cli import train_reader, train_sim
     from train.methods.curate_cli import curate_command
 
     app.command("train-sim")(train_sim)
+    app.command("train-reader")(train_reader)
     app.command("curate-videos")(curate_command)
     app.command("render")(render_command)
     app.command("serve")(serve_command)

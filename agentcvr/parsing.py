@@ -69,7 +69,10 @@ class ParsedTurn(BaseModel):
 def parse_turn(content: Any, tool_calls: Any = None, episode: Episode | None = None) -> ParsedTurn | ParseError:
     """Turn raw policy output into validated actions, or a `ParseError` saying what is wrong."""
     if tool_calls:
-        return _parse_tool_calls(tool_calls, episode)
+        parsed = _parse_tool_calls(tool_calls, episode)
+        if isinstance(parsed, ParsedTurn) and isinstance(content, str):  # the text beside the calls is the thought
+            parsed.thought = _THINK.sub("", content).strip()
+        return parsed
     if not isinstance(content, str) or not content.strip():
         return ParseError(
             code=ErrorCode.EMPTY, message="The reply was empty. Call one tool: observe, listen or answer."
@@ -77,7 +80,10 @@ def parse_turn(content: Any, tool_calls: Any = None, episode: Episode | None = N
     text = _THINK.sub("", content).strip()
     blocks = [m.group(1) for m in _TOOL_CALL.finditer(text)]
     if blocks:
-        return _parse_qwen_blocks(blocks, episode)
+        parsed = _parse_qwen_blocks(blocks, episode)
+        if isinstance(parsed, ParsedTurn):
+            parsed.thought = _TOOL_CALL.sub("", text).strip()
+        return parsed
     return _parse_json_protocol(text, episode)
 
 

@@ -29,6 +29,7 @@ from agentcvr.agent import Agent  # noqa: E402
 from agentcvr.components import make_perception, make_policy  # noqa: E402
 from agentcvr.episode import Episode  # noqa: E402
 from agentcvr.interfaces import Limits  # noqa: E402
+from agentcvr.policies.read_answers import masters_answer  # noqa: E402
 from agentcvr.tasks import TASK_ORDER  # noqa: E402
 from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
@@ -60,6 +61,9 @@ def main() -> int:
         choices=["letter", "cloze", "verify"],
         help="how a GGUF master picks a multiple-choice answer",
     )
+    parser.add_argument(
+        "--reader", type=Path, help="a trained reader folder: a policy written NAME+reader answers choice tasks with it"
+    )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
@@ -90,7 +94,11 @@ def main() -> int:
             continue
         options = {"threads": args.threads, "answer_orders": args.answer_orders, "answer_scoring": args.answer_scoring}
         options = options if spec.startswith("gguf") else {}
-        agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
+        base, _, extra = spec.partition("+")
+        if extra not in ("", "reader") or (extra and args.reader is None):
+            parser.error(f"policy {spec!r}: the only suffix is +reader, and it needs --reader DIR")
+        master = make_policy(base, scripts, reader=args.reader if extra else None, **options)
+        agent = Agent(master, perception, Limits(max_turns=args.max_turns))
         console.print(f"[bold]{name}[/] -> {out}")
         columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
     by_id = {e.id: e for e in episodes}
@@ -102,8 +110,11 @@ def main() -> int:
 
 
 def _own_letter(row: ScoredResult) -> str | None:
-    """The letter the answer turn wrote before a vote or answer scoring replaced it, from its last thought."""
+    """The letter the answer turn wrote before a reader, a vote or answer scoring replaced it, from its last
+    thought."""
     thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
+    if (own := masters_answer(thought)) is not None:
+        return own
     try:
         return decision(thought)["own"]
     except ValueError:  # an answer that nothing replaced

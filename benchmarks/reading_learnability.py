@@ -2,6 +2,10 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/reading_learnability.py --tasks PEA,MSR --minutes 30
 
+Each observation comes under a header naming its video and how it was taken (`agentcvr.reading.evidence_text`), so
+which-video questions can be answered. For a pretrained reader (MiniLM fine-tuned to score each option), see
+`agentcvr train-reader`, which prints and plots the same kind of curve.
+
 train-sim's GRPO can only reward better looking once the policy reads what it saw (the reading probe of
 `agentcvr train-sim` measures that; it sits at chance). This benchmark isolates the reading step: the expert makes
 the calls, and a from-scratch model of the preset's shape is trained on nothing but "question + options + the
@@ -25,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcvr.components import make_policy, make_training_perception  # noqa: E402
 from agentcvr.interfaces import Limits  # noqa: E402
+from agentcvr.policies.teaching import looks  # noqa: E402
+from agentcvr.reading import evidence_text, seen_from  # noqa: E402
 from scripts_gen.generate import generate_one  # noqa: E402
 from train.config import load_config  # noqa: E402
 from train.tiny_model import build_tiny_model, parameter_count  # noqa: E402
@@ -39,18 +45,19 @@ def reading_examples(cfg, tasks: list[str], count: int, seed: int) -> list[tuple
     for task in tasks:
         scripts = [generate_one(task, i, seed) for i in range(count)]
         table = scripts_by_id(scripts)
-        conversations, _ = teacher_conversations(
+        conversations, results = teacher_conversations(
             scripts, make_policy("expert", table), make_training_perception(cfg, table), limits
         )
-        for messages in conversations:
-            seen = [m["content"] for m in messages if m["role"] == "tool"]
+        answered = {r.episode_id for r in results if r.answer is not None}
+        for script, messages in zip((s for s in scripts if s.id in answered), conversations, strict=True):
+            seen = evidence_text([seen_from(look.action, look.observation) for look in looks(messages, script.episode)])
             answer = next(
                 call["function"]["arguments"]["answer"]
                 for m in messages
                 for call in m.get("tool_calls") or []
                 if call["function"]["name"] == "answer"
             )
-            examples.append((task, "\n".join([messages[1]["content"], *seen, "Answer:"]), answer))
+            examples.append((task, "\n".join([messages[1]["content"], seen, "Answer:"]), answer))
     return examples
 
 

@@ -47,3 +47,61 @@ def train_sim(
             raise typer.BadParameter(f"unknown method {name!r}: choose from {', '.join(known)}", param_hint="--method")
     cfg = load_config(preset, [*overrides, *(f"methods.{name}.enabled=true" for name in methods)])
     run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)
+
+
+def train_reader(
+    out: Path = typer.Option(
+        Path("runs/reader"), help="Run folder: items, curve.jsonl, curve.png, checkpoint.pt, reader/."
+    ),
+    tasks: str = typer.Option("BU,NC,CC,PEA,PI,MSR,MOC", help="Choice task kinds to read (comma-separated)."),
+    train_per_task: int = typer.Option(800, help="Training scripts per task kind (generator seed --seed)."),
+    heldout_per_task: int = typer.Option(30, help="Held-out scripts per task kind (generator seed 10000)."),
+    examples: int = typer.Option(6400, help="Training examples to see in all (items are revisited when fewer)."),
+    eval_every: int = typer.Option(800, help="Examples between held-out evaluations (and checkpoints)."),
+    seed: int = typer.Option(0, help="Generator seed of the training scripts; also shuffles and initializes."),
+    threads: int = typer.Option(1, help="torch threads (1 is fastest on 2 busy cores)."),
+) -> None:
+    """Fine-tune the option reader (all-MiniLM-L6-v2) on the scan teacher's looks; resumes from --out.
+
+    The reader scores each option of a choice question against the observations; `agentcvr run --reader
+    OUT/reader` makes any master's choice-task answers the reader's. Prints and plots the held-out curve."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    import torch
+
+    from agentcvr.interfaces import Limits
+    from agentcvr.models import READER_BASE, ensure_model
+    from agentcvr.reading import CHOICE_TASKS
+    from scripts_gen.generate import generate_one
+    from train.reader import read_items, reading_items, write_items
+    from train.reader_fit import ReaderRun, fit_reader, plot_curve
+
+    torch.set_num_threads(threads)
+    kinds = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = [t for t in kinds if t not in CHOICE_TASKS]
+    if unknown or not kinds:
+        raise typer.BadParameter(
+            f"not choice task kinds: {unknown}; choose from {sorted(CHOICE_TASKS)}", param_hint="--tasks"
+        )
+    if seed == HELDOUT_SEED:
+        raise typer.BadParameter(f"seed {HELDOUT_SEED} generates the held-out scripts", param_hint="--seed")
+    out.mkdir(parents=True, exist_ok=True)
+    limits = Limits(max_turns=4)
+    pools = {}
+    for name, count, pool_seed in (("train", train_per_task, seed), ("heldout", heldout_per_task, HELDOUT_SEED)):
+        path = out / f"{name}.jsonl"
+        if not path.exists():
+            typer.echo(f"generating {name} items: {count} per kind of {', '.join(kinds)} (seed {pool_seed})")
+            items = [
+                it for t in kinds for it in reading_items([generate_one(t, i, pool_seed) for i in range(count)], limits)
+            ]
+            write_items(items, path.with_suffix(".tmp"))
+            path.with_suffix(".tmp").replace(path)
+        pools[name] = read_items(path)
+    run = ReaderRun(out=out, encoder=ensure_model(READER_BASE), examples=examples, eval_every=eval_every, seed=seed)
+    fit_reader(run, pools["train"], pools["heldout"])
+    typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")
+
+
+HELDOUT_SEED = 10_000

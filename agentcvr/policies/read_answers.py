@@ -1,0 +1,66 @@
+"""The master looks, the trained reader answers: any policy whose choice-task answers come from the option reader.
+
+The master decides every observe and listen; when it answers a multiple-choice or multi-select episode
+(`agentcvr.reading.reads`), its answer is replaced by the reader's choice over everything the conversation observed
+(`agentcvr/reader.py`). Interval, order and free-text answers (FSA, PSS, CCQA) stay the master's. The turn keeps the
+master's token counts, and its text says what the master had written, so a trace shows both.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Protocol
+
+from agentcvr.actions import Answer
+from agentcvr.episode import Episode
+from agentcvr.interfaces import Policy, PolicyOutput
+from agentcvr.parsing import ParseError, parse_turn
+from agentcvr.policies.teaching import looks, write_turn
+from agentcvr.reading import Seen, reads, seen_from
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+_THOUGHT = re.compile(r"The reader chose (\S*); the master wrote (.*)\.$")
+
+
+def reader_thought(chosen: str, own: str) -> str:
+    return f"The reader chose {chosen}; the master wrote {own}."
+
+
+def masters_answer(thought: str | None) -> str | None:
+    """The answer the master wrote under a reader's answer turn (None for any other turn)."""
+    found = _THOUGHT.search(thought or "")
+    return found.group(2) if found else None
+
+
+class Answerer(Protocol):
+    """What the wrapper needs of a reader (`agentcvr.reader.Reader`)."""
+
+    def answer(self, episode: Episode, seen: Sequence[Seen]) -> str: ...
+
+
+class ReaderAnswers:
+    """`Policy`: `ReaderAnswers(master, reader)`; the master's turns, with the reader's answer on choice tasks."""
+
+    def __init__(self, master: Policy, reader: Answerer):
+        self.master, self.reader = master, reader
+        self.protocol = master.protocol
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        output = self.master.act(messages, episode)
+        if not reads(episode):
+            return output
+        parsed = parse_turn(output.content, output.tool_calls, episode)
+        if isinstance(parsed, ParseError) or not any(isinstance(a, Answer) for a in parsed.actions):
+            return output
+        own = next(a.answer for a in parsed.actions if isinstance(a, Answer))
+        seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+        chosen = self.reader.answer(episode, seen)
+        thought = reader_thought(chosen, own)
+        turn = write_turn([("answer", {"answer": chosen})], self.protocol, f"reader_{len(messages)}", thought=thought)
+        if turn.tool_calls:
+            turn.content = thought
+        turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
+        return turn

@@ -1,0 +1,80 @@
+"""What the reader reads: the question, its options, and every look of the conversation under a header naming where
+it came from.
+
+The trained reader (`train/reader.py`) scores each option against the observations the master gathered. It sees the
+same text in training and at inference, built here from the conversation, whatever the action format: each look as
+`Video 2, seen 40-62 s:` (or `heard`, or `whole video`) followed by the observation with its timestamps written short
+(`[40.0s - 42.0s]` -> `[40-42]`), so a small model never has to bind an observation to its call by position.
+
+    text = evidence_text(looks(messages, episode))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentcvr.actions import Listen, Observe
+from agentcvr.episode import Episode
+
+# Task kinds whose answer is one or more of the listed options: the reader answers these; the others (FSA's interval,
+# PSS's order, CCQA's free text) stay with the master.
+CHOICE_TASKS = frozenset({"BU", "NC", "CC", "PEA", "PI", "MSR", "MOC"})
+MULTI_SELECT_TASKS = frozenset({"BU"})
+
+_STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
+_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # as in option_vote.option_texts
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One look as the reader takes it: which video, how, and what came back."""
+
+    video: int
+    heard: bool
+    start: float | None
+    end: float | None
+    observation: str
+
+
+def seen_from(action: Observe | Listen, observation: str) -> Seen:
+    return Seen(action.video, isinstance(action, Listen), action.start, action.end, observation)
+
+
+def _seconds(value: str) -> str:
+    number = float(value)
+    return str(int(number)) if number.is_integer() else f"{number:.1f}"
+
+
+def compact_stamps(text: str) -> str:
+    """`[40.0s - 42.0s]` and `[40.0 - 42.0]:` become `[40-42]`: fewer tokens, the same times."""
+    return _STAMP.sub(lambda m: f"[{_seconds(m.group(1))}-{_seconds(m.group(2))}]", text)
+
+
+def header(look: Seen) -> str:
+    how = "heard" if look.heard else "seen"
+    if look.start is None and look.end is None:
+        return f"Video {look.video}, {how}, whole video:"
+    start = _seconds(str(look.start or 0.0))
+    end = "end" if look.end is None else _seconds(str(look.end))
+    return f"Video {look.video}, {how} {start}-{end} s:"
+
+
+def evidence_text(seen: Sequence[Seen]) -> str:
+    """Every look under its header, in the order they were made."""
+    return "\n".join(f"{header(look)}\n{compact_stamps(look.observation.strip())}" for look in seen)
+
+
+def option_letters(options: Sequence[str]) -> list[str]:
+    """Each option's label ('A', 'B', ...), or its position's letter where it has none."""
+    letters = []
+    for slot, option in enumerate(options):
+        label = _LABEL.match(option)
+        letters.append(label.group(1) if label else chr(ord("A") + slot))
+    return letters
+
+
+def reads(episode: Episode) -> bool:
+    """Whether the reader answers this episode: a choice task with at least two options."""
+    return episode.task in CHOICE_TASKS and len(episode.options) >= 2

@@ -1,0 +1,34 @@
+"""What the reader reads: headers that name each look's source, short timestamps, option letters."""
+
+from __future__ import annotations
+
+from agentcvr.actions import Listen, Observe
+from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.teaching import looks
+from agentcvr.reading import compact_stamps, evidence_text, header, option_letters, reads, seen_from
+
+
+def test_stamps_are_written_short_in_both_tools_forms():
+    assert compact_stamps("[40.0s - 42.5s] a bus\n[3.0 - 7.0]: hello") == "[40-42.5] a bus\n[3-7] hello"
+
+
+def test_each_look_is_headed_by_its_video_and_how_it_was_taken():
+    assert header(seen_from(Observe(video=2, start=40, end=62, focus="x"), "")) == "Video 2, seen 40-62 s:"
+    assert header(seen_from(Listen(video=3), "")) == "Video 3, heard, whole video:"
+
+
+def test_option_letters_come_from_labels_or_positions():
+    assert option_letters(["A. Video 1", "C. Video 3"]) == ["A", "C"]
+    assert option_letters(["first", "second"]) == ["A", "B"]
+
+
+def test_evidence_of_a_real_scan_names_every_source(pet_script, simulator):
+    episode = pet_script.episode
+    _, messages = Agent(ScanTeacher({pet_script.id: pet_script}), simulator, Limits(max_turns=4)).converse(episode)
+    text = evidence_text([seen_from(look.action, look.observation) for look in looks(messages, episode)])
+    assert text.splitlines()[0] == "Video 1, seen 0-30 s:"
+    assert "Video 2, seen 0-40 s:\n[5-12] a brown dog runs in a park" in text
+    assert "Video 1, heard" in text  # NC: the scan listens too
+    assert reads(episode)

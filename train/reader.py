@@ -1,0 +1,62 @@
+"""Reading items for the option reader (`agentcvr/reader.py`): the scan teacher's looks at generated scripts.
+
+
+The items are what the reader sees at inference: the scan teacher's looks (every video observed whole with the
+question and options as the focus, movie videos listened to: the looks the master makes first) in the rule simulator,
+written by `agentcvr.reading.evidence_text`. The teacher's own answer is not used; the labels come from the script.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from agentcvr.agent import Agent
+from agentcvr.components import make_perception, make_policy
+from agentcvr.interfaces import Limits
+from agentcvr.policies.option_vote import option_texts
+from agentcvr.policies.teaching import looks
+from agentcvr.reader import ReadingItem
+from agentcvr.reading import evidence_text, option_letters, seen_from
+from agentcvr.script import Script
+
+
+def reading_items(scripts: Sequence[Script], limits: Limits) -> list[ReadingItem]:
+    """The scan teacher's looks at each script in the rule simulator, as reading items (its answer is not used)."""
+    table = {s.id: s for s in scripts}
+    agent = Agent(make_policy("scan", table), make_perception("sim", table), limits)
+    items = []
+    for script in scripts:
+        episode = script.episode
+        _, messages = agent.converse(episode)
+        seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+        gold = set(script.answer if isinstance(script.answer, list) else [script.answer])
+        labels = [int(letter in gold) for letter in option_letters(episode.options)]
+        items.append(
+            ReadingItem(
+                episode.id, episode.task, episode.question, option_texts(episode.options), evidence_text(seen), labels
+            )
+        )
+    return items
+
+
+def write_items(items: Iterable[ReadingItem], path: Path) -> None:
+    with path.open("w") as f:
+        for item in items:
+            f.write(json.dumps(asdict(item)) + "\n")
+
+
+def read_items(path: Path) -> list[ReadingItem]:
+    return [ReadingItem(**json.loads(line)) for line in path.open()]
+
+
+def loss_of(scores: torch.Tensor, item: ReadingItem, order: list[int]) -> torch.Tensor:
+    labels = torch.tensor([float(item.labels[i]) for i in order])
+    if item.multi:
+        return nn.functional.binary_cross_entropy_with_logits(scores, labels)
+    return nn.functional.cross_entropy(scores.unsqueeze(0), labels.argmax().unsqueeze(0))
