@@ -17,29 +17,33 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
 from agentcvr.interfaces import Limits
+from agentcvr.terminal import fail
 
 app = typer.Typer(
     help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is text: `/traces/{id}[/view]` is a path, not a closing tag
 )
 eval_app = typer.Typer(
-    help="Evaluations: CrossVid (run, report), synthetic episodes, sim-to-real fidelity.", no_args_is_help=True
+    help="Evaluations: CrossVid (run, report), synthetic episodes, sim-to-real fidelity.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(eval_app, name="eval")
 console = Console()
 
 
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(2)
+def _fail(message: str) -> NoReturn:
+    fail(console, message)
 
 
 @app.command("gen-scripts")
@@ -62,13 +66,13 @@ def gen_scripts(
     except KeyError as error:
         _fail(str(error.args[0]))
     count = write_jsonl(scripts, out)
-    console.print(f"wrote {count} scripts to {out} in {time.perf_counter() - started:.1f} s")
+    console.print(f"wrote {count} scripts to {out} in {time.perf_counter() - started:.1f} s", markup=False)
     if hf_dataset is not None:
         from datasets import Dataset
 
         rows = [{"id": s.id, "task": s.task, "script": s.model_dump_json()} for s in scripts]
         Dataset.from_list(rows).save_to_disk(str(hf_dataset))
-        console.print(f"saved Hugging Face dataset to {hf_dataset}")
+        console.print(f"saved Hugging Face dataset to {hf_dataset}", markup=False)
 
 
 @app.command()
@@ -127,7 +131,7 @@ def run(
         score_table({policy: summarize(results)}, title=f"{policy} on {perception} ({len(results)} episodes)")
     )
     if out:
-        console.print(f"traces in {out}")
+        console.print(f"traces in {out}", markup=False)
 
 
 @app.command()
@@ -158,14 +162,14 @@ def models(
 
     if list_only:
         for name, spec in MODELS.items():
-            console.print(f"{name}: {spec.description}")
+            console.print(f"{name}: {spec.description}", markup=False)
         return
     for name in names or DEFAULT_MODELS:
         try:
             path = ensure_model(name)
         except (KeyError, ValueError, RuntimeError) as error:
             _fail(str(error.args[0] if error.args else error))
-        console.print(f"[green]ok[/] {name}: {path}")
+        console.print(Text.assemble(("ok", "green"), f" {name}: {path}"))
 
 
 def _first_per_task(episodes: list, limit: int) -> list:

@@ -252,6 +252,7 @@ def run_fidelity(
         console.print(
             f"[{item[0]}/{len(chosen)}] {pair.episode_id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
             f" ({sum(pair.real_call_seconds):.1f} s real perception)",
+            markup=False,  # the answers are the models' text
             highlight=False,
         )
         if out:

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agentcvr.episode import Episode
 from agentcvr.runner import map_with_progress
@@ -117,7 +118,7 @@ def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
 
 def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "Scores") -> Table:
     """A rich table, one row per (task, run): n, success %, mean turns, tool calls, valid-action %, failures."""
-    table = Table(title=title)
+    table = Table(title=Text(title))  # run names are file names and policy specs: text, not markup
     for name, justify in [
         ("task", "left"),
         ("run", "left"),
@@ -137,7 +138,7 @@ def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "S
             row = rows[task]
             table.add_row(
                 task if position == 0 or len(columns) == 1 else "",
-                run,
+                Text(run),
                 f"{row['n']:.0f}" if "n" in row else "",
                 f"{100 * row['official']:.1f}",
                 f"{row['turns']:.1f}" if "turns" in row else "",

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agentcvr.terminal import fail
+
 console = Console()
 
 
@@ -31,8 +33,7 @@ def serve_command(
     try:
         resolved = load_settings(settings, **overrides)
     except (ValueError, OSError) as error:
-        console.print(f"[bold red]error:[/] settings: {error}")
-        raise typer.Exit(2) from None
+        fail(console, f"settings: {error}")
     # Worker processes read their settings from the environment: hand the resolved ones over as AGENTCVR_* variables.
     for name, value in resolved.model_dump(mode="json", exclude_none=True).items():
         if name == "api_key":
@@ -40,7 +41,7 @@ def serve_command(
         if value is not None:
             os.environ[f"AGENTCVR_{name.upper()}"] = str(value)
     os.environ.pop("AGENTCVR_SETTINGS_FILE", None)
-    console.print(f"serving on http://{host}:{port} (docs: /docs), media root {resolved.media_root}")
+    console.print(f"serving on http://{host}:{port} (docs: /docs), media root {resolved.media_root}", markup=False)
     uvicorn.run("serve.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info")
 
 

@@ -11,19 +11,20 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from agentcvr.tasks import TASK_ORDER
+from agentcvr.terminal import fail
 
 console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
 
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(2)
+def _fail(message: str) -> NoReturn:
+    fail(console, message)
 
 
 def _tasks(spec: str) -> list[str]:
@@ -84,20 +85,21 @@ def crossvid_command(
     except ValueError as error:
         _fail(str(error))
     for problem in problems:
-        console.print(f"[yellow]skipped:[/] {problem}")
+        console.print(Text.assemble(("skipped:", "yellow"), f" {problem}"))
     if limit is not None:
         items = [item for task in chosen for item in [i for i in items if i.task == task][:limit]]
     if not items:
         _fail(f"no items to run under {qa_dir or root / 'QA'}")
     bad = [item for item in items if item.error]
     if bad:
-        console.print(
-            f"[yellow]{len(bad)} malformed item(s), recorded as failures:[/] " + "; ".join(i.error for i in bad[:5])
-        )
+        errors = "; ".join(i.error for i in bad[:5])
+        console.print(Text.assemble((f"{len(bad)} malformed item(s), recorded as failures:", "yellow"), f" {errors}"))
     missing = missing_media(items)
     if missing:
         examples = "; ".join(f"{key}: {paths[0]}" for key, paths in list(missing.items())[:5])
-        console.print(f"[yellow]{len(missing)} of {len(items)} item(s) miss media[/] (e.g. {examples})")
+        console.print(
+            Text.assemble((f"{len(missing)} of {len(items)} item(s) miss media", "yellow"), f" (e.g. {examples})")
+        )
         if on_missing == "fail":
             _fail("media missing: fetch them, or pass --on-missing skip to run the others")
         items = [item for item in items if item.key not in missing]
@@ -105,7 +107,7 @@ def crossvid_command(
         todo, _ = pending(items, out, resume)
     except FileExistsError as error:
         _fail(str(error))
-    console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}")
+    console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}", markup=False)
     predictor, close = _predictor(
         mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency
     )

@@ -24,6 +24,7 @@ from rich.console import Console
 from agentcvr.episode import Episode
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.tasks.registry import keyword_judge
+from agentcvr.terminal import fail
 from eval.crossvid.loader import CrossVidItem
 from eval.crossvid.records import JudgeRecord
 
@@ -95,21 +96,21 @@ def synth_command(
     rendered.mkdir(parents=True, exist_ok=True)
     write_jsonl(scripts, scripts_file)
     report = render_scripts(scripts_file, rendered, progress=True)
-    console.print(f"rendered {report.scripts} episode(s), {report.skipped} already there, in {report.seconds:.0f} s")
+    console.print(
+        f"rendered {report.scripts} episode(s), {report.skipped} already there, in {report.seconds:.0f} s", markup=False
+    )
     wanted = {s.id for s in scripts}
     items, by_id = synth_items(rendered)
     items = [item for item in items if item.raw["id"] in wanted]
     try:
         pending(items, out, resume)
     except FileExistsError as error:
-        console.print(f"[bold red]error:[/] {error}")
-        raise typer.Exit(2) from None
+        fail(console, str(error))
     chosen = make_policy(policy, by_id)
     try:
         backend = make_perception(perception, by_id)
     except ValueError as error:
-        console.print(f"[bold red]error:[/] {error}")
-        raise typer.Exit(2) from None
+        fail(console, str(error))
     predictor = AgentPredictor(Agent(chosen, backend, Limits(max_turns=max_turns)), workers=1)
     judge = KeywordJudge({item.raw["id"]: item.episode for item in items if item.episode is not None})
     config = RunConfig(concurrency=1, retries=1, timeout=timeout, resume=resume)
