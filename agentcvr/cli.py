@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
-from agentcvr.interfaces import Limits
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits
 from agentcvr.terminal import fail
 
 app = typer.Typer(
@@ -85,7 +85,7 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
     per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
     task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
-    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
+    max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.terminal import fail
 
 console = Console()
@@ -50,7 +51,7 @@ def ask_command(
     videos: Annotated[list[Path], typer.Argument(help="Video files (MP4, MOV, MKV, WebM), numbered 1.. in order.")],
     option: Annotated[list[str] | None, typer.Option("--option", help="An answer option; repeat for each.")] = None,
     task: Annotated[str | None, typer.Option(help="Task kind (BU, NC, ..., CCQA); default NC or CCQA.")] = None,
-    max_turns: Annotated[int | None, typer.Option(help="Policy turns before a forced answer.", min=1)] = None,
+    max_turns: Annotated[int | None, typer.Option(help=MAX_TURNS_HELP, min=1)] = None,
     policy: Annotated[str | None, typer.Option(help="Master policy (default: settings, i.e. embedded gguf).")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
 ) -> None:

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.terminal import fail
 
@@ -53,7 +54,7 @@ def crossvid_command(
     timeout: Annotated[float, typer.Option(help="Seconds one try of one item may take.")] = 900.0,
     policy: Annotated[str, typer.Option(help="Agent mode: master policy (gguf, openai:MODEL, hf:DIR).")] = "gguf",
     base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
-    max_turns: Annotated[int, typer.Option(help="Agent mode: turns before a forced answer.", min=1)] = 20,
+    max_turns: Annotated[int, typer.Option(help=f"Agent mode: {MAX_TURNS_HELP}", min=1)] = 20,
     vlm_url: Annotated[
         str | None, typer.Option(help="VLM server: the single-pass model, or the agent's visual agent.")
     ] = None,

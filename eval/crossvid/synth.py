@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 
 from agentcvr.episode import Episode
+from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.tasks.registry import keyword_judge
 from agentcvr.terminal import fail
@@ -75,7 +76,7 @@ def synth_command(
     perception: Annotated[
         str, typer.Option(help="Perception: real (the rendered MP4s) or sim (the script simulator).")
     ] = "real",
-    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 12,
+    max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 12,
     resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished episodes.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one episode may take.")] = 600.0,
 ) -> None:
