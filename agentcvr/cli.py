@@ -23,7 +23,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
+from agentcvr.components import (
+    PERCEPTIONS,
+    POLICIES,
+    make_perception,
+    make_policy,
+    perception_component,
+    policy_component,
+    recorded,
+)
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
 from agentcvr.terminal import fail
 
@@ -88,14 +96,18 @@ def run(
     max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,
+    vlm_url: Annotated[str | None, typer.Option(help="--perception real: a VLM server as the visual agent.")] = None,
+    vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for the random policy (default 0).")] = None,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
 ) -> None:
-    """Run the master agent on scripted episodes and print traces and a per-task score table."""
+    """Run the master agent on scripted episodes and print traces and a per-task score table. The run spec (policy,
+    perception, their options, limits) goes in every line of --out; re-running resumes only under the same spec."""
     from agentcvr.agent import Agent
     from agentcvr.script import read_jsonl
+    from agentcvr.spec import RunSpec, SpecMismatch
     from agentcvr.trace_view import trace_panel
-    from eval.runner import run_episodes, score_table, summarize
+    from eval.runner import finished, run_episodes, score_table, summarize
 
     if not scripts.is_file():
         _fail(f"scripts file not found: {scripts} (make one with `agentcvr gen-scripts --out {scripts}`)")
@@ -108,6 +120,21 @@ def run(
         _fail(f"no episodes of task kind {', '.join(task or [])} in {scripts}")
     if per_task is not None:
         episodes = _first_per_task(episodes, per_task)
+    if (vlm_url or vlm_model) and not (perception == "real" and vlm_url and vlm_model):
+        _fail("--vlm-url and --vlm-model go together, with --perception real")
+    vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}} if vlm_url else {}
+    try:
+        policy_part = policy_component(policy, base_url=base_url, seed=seed)
+        perception_part = perception_component(perception, **vlm)
+    except ValueError as error:
+        _fail(str(error))
+    limits = Limits(max_turns=max_turns)
+    spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
+    if out:
+        try:
+            finished(out, spec)  # refused before any model loads
+        except SpecMismatch as error:
+            _fail(str(error))
     if perception == "real":
         if videos is None:
             _fail("--perception real needs --videos DIR (render them with `agentcvr render`)")
@@ -115,18 +142,18 @@ def run(
 
         episodes = attach_videos(episodes, videos)
     try:
-        chosen = make_policy(policy, by_id, base_url=base_url, seed=seed)
-        backend = make_perception(perception, by_id)
+        chosen = make_policy(policy_part, by_id)
+        backend = make_perception(perception_part, by_id)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    agent = Agent(chosen, backend, Limits(max_turns=max_turns))
+    agent = Agent(chosen, backend, limits)
     episodes_by_id = {e.id: e for e in episodes}
 
     def show(item):
         if traces:
             console.print(trace_panel(item.result, episodes_by_id[item.result.episode_id], item.official))
 
-    results = run_episodes(agent.run, episodes, out=out, on_result=show, console=console)
+    results = run_episodes(agent.run, episodes, spec, out=out, on_result=show, console=console)
     console.print(
         score_table({policy: summarize(results)}, title=f"{policy} on {perception} ({len(results)} episodes)")
     )

@@ -1,8 +1,9 @@
 """Runs an agent over episodes (`agentcvr.runner.map_with_progress`): one JSONL line per finished episode, resume by
 id, the running success on the progress bar, a score table.
 
-Each line holds the episode id, task, answer, official and strict scores and the whole trace, so every score can
-show the steps behind it. Restarting with the same output file skips the ids already there.
+Each line holds the episode id, task, answer, official and strict scores, the whole trace (every score can show the
+steps behind it) and the run spec (`agentcvr.spec`). Restarting with the same output file skips the ids already
+there, but only under the same spec: a file written with another policy, perception or limits is refused.
 """
 
 from __future__ import annotations
@@ -19,31 +20,33 @@ from rich.text import Text
 
 from agentcvr.episode import Episode
 from agentcvr.runner import map_with_progress
+from agentcvr.spec import RunSpec, check_resume
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
 from eval.jsonl import end_torn_line
 
 
 class ScoredResult(BaseModel):
-    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer)."""
+    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer) and the spec
+    of the run that produced it (None only in records written before specs were recorded)."""
 
     result: EpisodeResult
     official: float
     strict: float
+    spec: RunSpec | None = None
 
     @property
     def task(self) -> str:
         return self.result.task
 
 
-def score(result: EpisodeResult, episode: Episode) -> ScoredResult:
-    """Score an episode result; a failure (no answer) scores 0 in both forms."""
+def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) -> ScoredResult:
+    """Score an episode result (of the run `spec`); a failure (no answer) scores 0 in both forms."""
     task = get_task(episode.task)
     if result.answer is None:
-        return ScoredResult(result=result, official=0.0, strict=0.0)
-    return ScoredResult(
-        result=result, official=task.official(result.answer, episode), strict=task.strict(result.answer, episode)
-    )
+        return ScoredResult(result=result, official=0.0, strict=0.0, spec=spec)
+    official, strict = task.official(result.answer, episode), task.strict(result.answer, episode)
+    return ScoredResult(result=result, official=official, strict=strict, spec=spec)
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
@@ -60,15 +63,24 @@ def load_results(path: Path) -> dict[str, ScoredResult]:
     return done
 
 
+def finished(out: Path, spec: RunSpec) -> dict[str, ScoredResult]:
+    """The results already in `out`, if every one was written under `spec`; else `SpecMismatch` naming what differs."""
+    done = load_results(out)
+    check_resume(out, spec, (item.spec for item in done.values()))
+    return done
+
+
 def run_episodes(
     run_one: Callable[[Episode], EpisodeResult],
     episodes: Sequence[Episode],
+    spec: RunSpec,
     out: Path | None = None,
     on_result: Callable[[ScoredResult], None] | None = None,
     console: Console | None = None,
 ) -> list[ScoredResult]:
-    """Run every episode not already in `out`, appending each result as it finishes."""
-    done = load_results(out) if out else {}
+    """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
+    `SpecMismatch` before running anything when `out` holds records of another spec."""
+    done = finished(out, spec) if out else {}
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         end_torn_line(out)
@@ -81,7 +93,7 @@ def run_episodes(
             on_result(scored)
 
     return map_with_progress(
-        lambda episode: score(run_one(episode), episode),
+        lambda episode: score(run_one(episode), episode, spec),
         episodes,
         key=lambda episode: episode.id,
         done=done,
