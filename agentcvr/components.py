@@ -31,11 +31,12 @@ from agentcvr.spec import Component
 if TYPE_CHECKING:
     from train.config import TrainConfig
 
-# Options that change how fast or where a part runs, never what it answers: left out of the recorded spec, so a
-# resumed run may change them. `api_key` is a secret and never written.
+# Options that change how fast or where a part runs (a server's URL: the model's name says what runs there), never
+# what it answers: left out of the recorded spec, so a resumed run may change them. `api_key` is a secret.
 OPERATIONAL = frozenset(
     {
         "api_key",
+        "base_url",
         "threads",
         "timeout",
         "max_retries",

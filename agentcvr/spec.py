@@ -7,8 +7,8 @@ written under another spec would mix two runs in one table, so it is refused, na
     spec = RunSpec(policy=Component(name="expert"), perception=Component(name="sim"), limits=Limits())
     check_resume(Path("runs/expert.jsonl"), spec, [record.spec for record in records])   # raises SpecMismatch
 
-Options that change how fast or where a run goes, never what it answers (timeouts, workers, caches, keys), are left
-out by the builder (`agentcvr.components`), so a resumed run may change them.
+Options that change how fast or where a run goes, never what it answers (timeouts, workers, caches, server URLs,
+keys), are left out by the builder (`agentcvr.components.recorded`), so a resumed run may change them.
 """
 
 from __future__ import annotations

@@ -26,9 +26,16 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agentcvr.agent import Agent  # noqa: E402
-from agentcvr.components import make_perception, make_policy  # noqa: E402
+from agentcvr.components import (  # noqa: E402
+    make_perception,
+    make_policy,
+    perception_component,
+    policy_component,
+    recorded,
+)
 from agentcvr.episode import Episode  # noqa: E402
 from agentcvr.interfaces import Limits  # noqa: E402
+from agentcvr.spec import RunSpec  # noqa: E402
 from agentcvr.tasks import TASK_ORDER  # noqa: E402
 from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
 from scripts_gen.generate import generate  # noqa: E402
@@ -74,7 +81,8 @@ def main() -> int:
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, args.videos)
-    perception = None if args.table_only else make_perception(args.perception, scripts)
+    perception_part = perception_component(args.perception)
+    perception = None if args.table_only else make_perception(perception_part, scripts)
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
@@ -89,10 +97,12 @@ def main() -> int:
             columns[name] = [done[e.id] for e in episodes if e.id in done]
             continue
         options = {"threads": args.threads, "answer_orders": args.answer_orders, "answer_scoring": args.answer_scoring}
-        options = options if spec.startswith("gguf") else {}
-        agent = Agent(make_policy(spec, scripts, **options), perception, Limits(max_turns=args.max_turns))
-        console.print(f"[bold]{name}[/] -> {out}")
-        columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
+        policy_part = policy_component(spec, **(options if spec.startswith("gguf") else {}))
+        limits = Limits(max_turns=args.max_turns)
+        run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
+        agent = Agent(make_policy(policy_part, scripts), perception, limits)
+        console.print(f"{name} -> {out}", markup=False)
+        columns[name] = run_episodes(agent.run, episodes, run_spec, out=out, console=console)
     by_id = {e.id: e for e in episodes}
     for name, rows in list(columns.items()):
         if any(_own_letter(row) for row in rows):  # a voting or scoring master: the written letters are in the trace

@@ -17,7 +17,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.interfaces import MAX_TURNS_HELP
+from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.terminal import fail
 
@@ -104,14 +106,13 @@ def crossvid_command(
         if on_missing == "fail":
             _fail("media missing: fetch them, or pass --on-missing skip to run the others")
         items = [item for item in items if item.key not in missing]
+    spec, policy_part, perception_part = _run_spec(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames)
     try:
-        todo, _ = pending(items, out, resume)
-    except FileExistsError as error:
+        todo, _ = pending(items, out, resume, spec)
+    except (FileExistsError, SpecMismatch) as error:
         _fail(str(error))
     console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}", markup=False)
-    predictor, close = _predictor(
-        mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency
-    )
+    predictor, close = _predictor(spec, policy_part, perception_part, frame_cache.expanduser(), concurrency)
     needs_judge = any(i.task == "CCQA" for i in todo)
     if needs_judge and not judge_url and mode == "agent" and policy.startswith("hf"):
         _fail("CCQA with an hf: policy needs --judge-url (the embedded GGUF judge cannot share a process with torch)")
@@ -120,7 +121,7 @@ def crossvid_command(
 
     async def main():
         try:
-            return await run_items(items, predictor, out, config, judge=judge, console=console)
+            return await run_items(items, predictor, out, config, spec=spec, judge=judge, console=console)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -134,31 +135,53 @@ def crossvid_command(
     write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
 
 
-def _predictor(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency):
-    """The predictor for a mode and a function that releases it."""
-    frame_cache = frame_cache.expanduser()
+def _run_spec(
+    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames
+) -> tuple[RunSpec, Component, Component | None]:
+    """The run's spec and the components it names. Single-pass: the VLM is the predictor (the spec's policy)."""
     if mode == "single-pass":
-        from eval.crossvid.single_pass import SinglePassPredictor
-
         if not vlm_url or not vlm_model:
             _fail("--mode single-pass needs --vlm-url and --vlm-model")
-        predictor = SinglePassPredictor(vlm_url, vlm_model, frames=frames, cache_dir=frame_cache)
+        model = Component(name="single-pass", options={"base_url": vlm_url, "model": vlm_model, "frames": frames})
+        return RunSpec(policy=recorded(model)), model, None
+    vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model or "default"}} if vlm_url else {}
+    try:
+        policy_part = policy_component(policy, base_url=base_url)
+        perception_part = perception_component("real", **vlm)
+    except ValueError as error:
+        _fail(str(error))
+    spec = RunSpec(
+        policy=recorded(policy_part), perception=recorded(perception_part), limits=Limits(max_turns=max_turns)
+    )
+    return spec, policy_part, perception_part
+
+
+def _predictor(
+    spec: RunSpec, policy_part: Component, perception_part: Component | None, frame_cache: Path, concurrency: int
+):
+    """The predictor for a spec and a function that releases it."""
+    if policy_part.name == "single-pass":
+        from eval.crossvid.single_pass import SinglePassPredictor
+
+        options = policy_part.options
+        predictor = SinglePassPredictor(
+            options["base_url"], options["model"], frames=options["frames"], cache_dir=frame_cache
+        )
         return predictor, lambda: None  # its HTTP client closes inside the event loop (aclose)
     from agentcvr.agent import Agent
-    from agentcvr.components import make_perception, make_policy
-    from agentcvr.interfaces import Limits
     from eval.crossvid.agent_mode import AgentPredictor
 
-    options = {"frame_cache_dir": str(frame_cache)}
-    if vlm_url:
-        options.update(visual="vlm", vlm={"base_url": vlm_url, "model": vlm_model or "default"})
+    assert perception_part is not None and spec.limits is not None  # agent mode has both
+    cached = perception_part.model_copy(
+        update={"options": {**perception_part.options, "frame_cache_dir": str(frame_cache)}}
+    )
     try:
-        chosen = make_policy(policy, base_url=base_url)
-        perception = make_perception("real", **options)
+        chosen = make_policy(policy_part)
+        perception = make_perception(cached)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    workers = 1 if policy.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
-    predictor = AgentPredictor(Agent(chosen, perception, Limits(max_turns=max_turns)), workers)
+    workers = 1 if policy_part.name.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
+    predictor = AgentPredictor(Agent(chosen, perception, spec.limits), workers)
 
     def close():
         predictor.close()

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agentcvr.spec import RunSpec
 from eval.jsonl import end_torn_line
 
 
@@ -41,6 +42,7 @@ class Prediction(BaseModel):
     attempts: int = 0
     seconds: float = 0.0
     trace: dict | None = Field(default=None, description="Agent mode: the full episode trace.")
+    spec: RunSpec | None = Field(default=None, description="The run's settings (None: written before they were).")
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:

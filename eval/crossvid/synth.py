@@ -83,9 +83,10 @@ def synth_command(
     """Generate, render and run synthetic episodes with the embedded CPU stack (or the simulator: --perception sim);
     score and report like CrossVid."""
     from agentcvr.agent import Agent
-    from agentcvr.components import make_perception, make_policy
+    from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
     from agentcvr.interfaces import Limits
     from agentcvr.script import write_jsonl
+    from agentcvr.spec import RunSpec, SpecMismatch
     from eval.crossvid.agent_mode import AgentPredictor
     from eval.crossvid.report import write_report
     from eval.crossvid.runner import RunConfig, pending, run_items
@@ -104,19 +105,19 @@ def synth_command(
     items, by_id = synth_items(rendered)
     items = [item for item in items if item.raw["id"] in wanted]
     try:
-        pending(items, out, resume)
-    except FileExistsError as error:
+        policy_part, perception_part = policy_component(policy), perception_component(perception)
+        spec = RunSpec(
+            policy=recorded(policy_part), perception=recorded(perception_part), limits=Limits(max_turns=max_turns)
+        )
+        pending(items, out, resume, spec)
+        chosen, backend = make_policy(policy_part, by_id), make_perception(perception_part, by_id)
+    except (FileExistsError, SpecMismatch, ValueError, FileNotFoundError) as error:
         fail(console, str(error))
-    chosen = make_policy(policy, by_id)
-    try:
-        backend = make_perception(perception, by_id)
-    except ValueError as error:
-        fail(console, str(error))
-    predictor = AgentPredictor(Agent(chosen, backend, Limits(max_turns=max_turns)), workers=1)
+    predictor = AgentPredictor(Agent(chosen, backend, spec.limits), workers=1)
     judge = KeywordJudge({item.raw["id"]: item.episode for item in items if item.episode is not None})
     config = RunConfig(concurrency=1, retries=1, timeout=timeout, resume=resume)
     try:
-        records = asyncio.run(run_items(items, predictor, out, config, judge=judge, console=console))
+        records = asyncio.run(run_items(items, predictor, out, config, spec=spec, judge=judge, console=console))
     finally:
         predictor.close()
         if hasattr(backend, "close"):
