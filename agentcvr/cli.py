@@ -33,7 +33,7 @@ from agentcvr.components import (
     recorded,
 )
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
-from agentcvr.terminal import fail
+from agentcvr.terminal import fail, warn
 
 app = typer.Typer(
     help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",
@@ -165,16 +165,21 @@ def run(
 def report(
     traces: Annotated[list[Path], typer.Argument(help="Traces JSONL files from `run --out`; one column group each.")],
 ) -> None:
-    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf)."""
-    from eval.runner import load_results, score_table, summarize
+    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf). Lines that are not
+    results are counted and named; a file with no result fails (exit 2)."""
+    from eval.jsonl import read_records
+    from eval.runner import ScoredResult, score_table, summarize
 
     columns = {}
     for path in traces:
         if not path.is_file():
             _fail(f"traces file not found: {path}")
-        results = load_results(path)
+        records, skipped = read_records(path, ScoredResult)
+        if skipped:
+            warn(console, f"{path}: {skipped.describe()}")
+        results = {item.result.episode_id: item for item in records}  # a re-run episode: its last line
         if not results:
-            _fail(f"no results in {path}")
+            _fail(f"no scorable result in {path}" + (f" ({len(skipped)} line(s) skipped)" if skipped else ""))
         columns[path.stem] = summarize(results.values())
     console.print(score_table(columns, title="Scores (official, %)"))
 

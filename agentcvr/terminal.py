@@ -18,6 +18,11 @@ def error_text(message: str) -> Text:
     return Text.assemble(("error:", "bold red"), " ", message)
 
 
+def warn(console: Console, message: str) -> None:
+    """A line the user should not miss (skipped input, items left out), shown as written."""
+    console.print(Text(message, style="yellow"))
+
+
 def fail(console: Console, message: str, code: int = 2) -> NoReturn:
     """Print the error and leave the command with `code` (2: bad input, as click's own usage errors)."""
     console.print(error_text(message))

@@ -8,7 +8,6 @@ there, but only under the same spec: a file written with another policy, percept
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from agentcvr.runner import map_with_progress
 from agentcvr.spec import RunSpec, check_resume
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from eval.jsonl import end_torn_line
+from eval.jsonl import end_torn_line, read_records
 
 
 class ScoredResult(BaseModel):
@@ -50,17 +49,10 @@ def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) 
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
-    """Finished results by episode id; a truncated last line (a crash mid-write) is ignored."""
-    done: dict[str, ScoredResult] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text().splitlines():
-        try:
-            item = ScoredResult.model_validate(json.loads(line))
-        except ValueError:
-            continue
-        done[item.result.episode_id] = item
-    return done
+    """Finished results by episode id; lines that are not results (a torn last line after a crash) are skipped
+    (`read_records` says which)."""
+    records, _ = read_records(path, ScoredResult)
+    return {item.result.episode_id: item for item in records}
 
 
 def finished(out: Path, spec: RunSpec) -> dict[str, ScoredResult]:

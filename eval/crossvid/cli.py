@@ -21,7 +21,7 @@ from agentcvr.components import make_perception, make_policy, perception_compone
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
 from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.tasks import TASK_ORDER
-from agentcvr.terminal import fail
+from agentcvr.terminal import fail, warn
 
 console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
@@ -106,6 +106,8 @@ def crossvid_command(
         if on_missing == "fail":
             _fail("media missing: fetch them, or pass --on-missing skip to run the others")
         items = [item for item in items if item.key not in missing]
+        if not items:
+            _fail(f"every item's media are missing: nothing to run (fetch the videos under {root / 'videos'})")
     spec, policy_part, perception_part = _run_spec(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames)
     try:
         todo, _ = pending(items, out, resume, spec)
@@ -133,6 +135,7 @@ def crossvid_command(
     finally:
         close()
     write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
+    _check_scorable({out.stem: records})
 
 
 def _run_spec(
@@ -208,16 +211,39 @@ def report_command(
         "runs/crossvid-report.md"
     ),
 ) -> None:
-    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart."""
-    from eval.crossvid.records import read_predictions
+    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart.
+    Lines that are not records, and records the official rules leave out, are counted; a run with no scorable item
+    fails (exit 1)."""
+    from eval.crossvid.records import Prediction
     from eval.crossvid.report import write_report
+    from eval.jsonl import read_records
 
     runs = {}
     for path in results:
         if not path.is_file():
             _fail(f"predictions file not found: {path}")
-        records = list(read_predictions(path).values())
-        if not records:
-            _fail(f"no prediction records in {path}")
-        runs[path.stem] = records
+        records, skipped = read_records(path, Prediction)
+        if skipped:
+            warn(console, f"{path}: {skipped.describe()}")
+        runs[path.stem] = list({record.key: record for record in records}.values())  # a retried key: its last line
     write_report(runs, out, console=console)
+    _check_scorable(runs)
+
+
+def _check_scorable(runs: dict[str, list]) -> None:
+    """Say what the official scores leave out; exit 1 when a run has nothing left to score."""
+    from eval.crossvid.scores import left_out
+
+    empty = []
+    for name, records in runs.items():
+        failed, dropped = left_out(records)
+        if failed or dropped:
+            warn(
+                console,
+                f"{name}: {failed + dropped} of {len(records)} record(s) left out of the official scores "
+                f"({failed} failed: no reply; {dropped} CCQA judgement(s) dropped)",
+            )
+        if failed + dropped == len(records):
+            empty.append(name)
+    if empty:
+        fail(console, f"no scorable item in {', '.join(empty)}: every record failed or was dropped", code=1)
