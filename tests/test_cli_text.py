@@ -11,9 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from agentcvr.cli import app
-from agentcvr.script import Event, Evidence, Script, VideoScript, write_jsonl
-
-BRACKETS = ["[/view]", "[/red] EXIT", "[bold]"]
+from agentcvr.script import Evidence, Script, write_jsonl
 
 
 def _command_paths(command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -43,46 +41,47 @@ def invoke(args: list[str]):
     return CliRunner().invoke(app, args, env={"COLUMNS": "400"})
 
 
-def bracketed_script() -> Script:
-    """A script whose question, options, on-screen text and speech are all bracketed; the answer is B."""
-    return Script(
-        id="brackets-1",
-        task="NC",
-        question="Which video shows [/view] text?",
-        options=["A. Video 1 [/red] EXIT", "B. Video 2 [/view]"],
-        answer="B",
-        videos=[
-            VideoScript(index=1, duration=20, events=[Event(start=0, end=8, visual="a cat on a sofa [bold]")]),
-            VideoScript(
-                index=2,
-                duration=20,
-                events=[Event(start=2, end=9, visual="a sign reads [/red] EXIT", speech="turn at [/view] now")],
-            ),
-        ],
-        evidence=[
-            Evidence(video=2, start=2, end=9, focus="the sign [bold]", fact="a sign reads [/red] EXIT"),
-            Evidence(video=2, start=2, end=9, tool="listen", fact="turn at [/view] now"),
-        ],
+@pytest.fixture
+def bracketed(pet_script) -> Script:
+    """The pet script with every text bracketed: question, options, on-screen text, speech; the answer stays B."""
+    videos = [
+        video.model_copy(
+            update={
+                "events": [
+                    event.model_copy(update={"visual": f"{event.visual} [/red] EXIT", "speech": "turn at [/view] now"})
+                    for event in video.events
+                ]
+            }
+        )
+        for video in pet_script.videos
+    ]
+    script = pet_script.with_episode(
+        question="Which video shows [/view] text?", options=["A. Video 1 [/red] EXIT", "B. Video 2 [/view]"]
     )
+    evidence = [
+        Evidence(video=2, start=5, end=12, focus="the dog [bold]", fact="a brown dog runs in a park [/red] EXIT"),
+        Evidence(video=2, start=5, end=12, tool="listen", fact="turn at [/view] now"),
+    ]
+    return script.model_copy(update={"videos": videos, "evidence": evidence})
 
 
-def test_run_and_report_print_bracketed_text_as_written(tmp_path):
+def test_run_and_report_print_bracketed_text_as_written(tmp_path, bracketed):
     scripts, out = tmp_path / "scripts.jsonl", tmp_path / "expert [bold].jsonl"
-    write_jsonl([bracketed_script()], scripts)
+    write_jsonl([bracketed], scripts)
     result = invoke(["run", "--policy", "expert", "--scripts", str(scripts), "--out", str(out)])
     assert result.exit_code == 0, f"{result.exception!r}\n{result.output}"
     assert "Which video shows [/view] text?" in result.output  # the panel's title
-    assert "focus='the sign [bold]'" in result.output  # the call
-    assert "a sign reads [/red] EXIT" in result.output and "turn at [/view] now" in result.output  # observations
+    assert "focus='the dog [bold]'" in result.output  # the call
+    assert "a brown dog runs in a park [/red] EXIT" in result.output and "turn at [/view] now" in result.output
     assert "answer='B'" in result.output
     report = invoke(["report", str(out)])
     assert report.exit_code == 0, f"{report.exception!r}\n{report.output}"
     assert "expert [bold]" in report.output  # the run's name is its file's
 
 
-def test_random_run_prints_its_trace(tmp_path):
+def test_random_run_prints_its_trace(tmp_path, bracketed):
     scripts = tmp_path / "scripts.jsonl"
-    write_jsonl([bracketed_script()], scripts)
+    write_jsonl([bracketed], scripts)
     result = invoke(["run", "--policy", "random", "--scripts", str(scripts)])
     assert result.exit_code == 0, f"{result.exception!r}\n{result.output}"
     assert "Which video shows [/view] text?" in result.output and "random on sim (1 episodes)" in result.output

@@ -3,6 +3,8 @@ HTTP stub), a UAV view read from its folder of frames like a video, the whole tr
 
 import asyncio
 
+import pytest
+
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
 from agentcvr.perception.real import RealPerception
@@ -16,6 +18,8 @@ from tests.eval.crossvid_fixture import write_crossvid
 from tests.openai_stub import OpenAIStub
 
 SPEC = RunSpec(policy=Component(name="scripted"), perception=Component(name="real"), limits=Limits())
+
+pytestmark = pytest.mark.slow  # decodes the fixture videos through real perception
 
 
 def call(name, **arguments):

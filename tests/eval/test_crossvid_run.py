@@ -41,6 +41,7 @@ def answer_for(request):
     return "B "
 
 
+@pytest.mark.slow  # decodes 128 frames per item of the fixture tree, ~6 s
 def test_single_pass_speaks_the_official_protocol(tree, tmp_path):
     items, _ = load_crossvid(tree)
     out = tmp_path / "sp.jsonl"
@@ -136,6 +137,7 @@ def test_retries_with_backoff_then_failure_is_recorded(tree, tmp_path):
         asyncio.run(run_items(items, Flaky(), tmp_path / "b.jsonl", RunConfig(), spec=SPEC))
 
 
+@pytest.mark.slow  # two real processes, ~10 s
 def test_kill_9_then_resume_scores_every_item_once(tmp_path):
     """A real `agentcvr eval crossvid` process is killed mid-run; `--resume` finishes without duplicates or losses."""
     items = {"NC": [{**json.loads(json.dumps(_nc())), "id": i} for i in range(40)]}

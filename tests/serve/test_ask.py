@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from agentcvr.cli import app
 from tests.openai_stub import OpenAIStub
 from tests.serve.conftest import tool_call
+
+pytestmark = pytest.mark.slow  # runs the agent on rendered videos (the session renders them first)
 
 
 def test_ask_answers_over_two_videos(media, stub):
