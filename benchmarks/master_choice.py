@@ -15,30 +15,28 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from answer_scoring import decision  # noqa: E402  (benchmarks/ is this script's own folder)
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from answer_scoring import decision  # benchmarks/, this script's own folder, leads sys.path
+from rich.console import Console
+from rich.table import Table
 
-from agentcvr.agent import Agent  # noqa: E402
-from agentcvr.components import (  # noqa: E402
+from agentcvr.agent import Agent
+from agentcvr.components import (
     make_perception,
     make_policy,
     perception_component,
     policy_component,
     recorded,
 )
-from agentcvr.episode import Episode  # noqa: E402
-from agentcvr.interfaces import Limits  # noqa: E402
-from agentcvr.spec import RunSpec  # noqa: E402
-from agentcvr.tasks import TASK_ORDER  # noqa: E402
-from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
-from scripts_gen.generate import generate  # noqa: E402
+from agentcvr.episode import Episode
+from agentcvr.interfaces import Limits
+from agentcvr.spec import RunSpec
+from agentcvr.tasks import TASK_ORDER
+from eval.runner import ScoredResult, load_results, run_episodes, score
+from scripts_gen.generate import generate
 
 DEFAULT_POLICIES = [
     "expert",
