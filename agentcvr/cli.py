@@ -132,7 +132,7 @@ def run(
     spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
     if out:
         try:
-            finished(out, spec)  # refused before any model loads
+            finished(out, spec, episodes)  # refused before any model loads
         except SpecMismatch as error:
             _fail(str(error))
     if perception == "real":

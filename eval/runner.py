@@ -8,18 +8,20 @@ there, but only under the same spec: a file written with another policy, percept
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agentcvr.episode import Episode
 from agentcvr.runner import map_with_progress
-from agentcvr.spec import RunSpec, check_resume
+from agentcvr.spec import RunSpec, SpecMismatch, check_resume
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
 from eval.jsonl import end_torn_line, read_records
@@ -33,19 +35,27 @@ class ScoredResult(BaseModel):
     official: float
     strict: float
     spec: RunSpec | None = None
+    question: str | None = Field(default=None, description="`question_digest` of the episode that was run.")
 
     @property
     def task(self) -> str:
         return self.result.task
 
 
+def question_digest(episode: Episode) -> str:
+    """What was asked (task, question, options, truth), hashed: generated ids repeat across seeds, questions do not."""
+    asked = episode.model_dump(mode="json", include={"task", "question", "options", "answer"})
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) -> ScoredResult:
     """Score an episode result (of the run `spec`); a failure (no answer) scores 0 in both forms."""
     task = get_task(episode.task)
+    asked = question_digest(episode)
     if result.answer is None:
-        return ScoredResult(result=result, official=0.0, strict=0.0, spec=spec)
+        return ScoredResult(result=result, official=0.0, strict=0.0, spec=spec, question=asked)
     official, strict = task.official(result.answer, episode), task.strict(result.answer, episode)
-    return ScoredResult(result=result, official=official, strict=strict, spec=spec)
+    return ScoredResult(result=result, official=official, strict=strict, spec=spec, question=asked)
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
@@ -55,10 +65,17 @@ def load_results(path: Path) -> dict[str, ScoredResult]:
     return {item.result.episode_id: item for item in records}
 
 
-def finished(out: Path, spec: RunSpec) -> dict[str, ScoredResult]:
-    """The results already in `out`, if every one was written under `spec`; else `SpecMismatch` naming what differs."""
+def finished(out: Path, spec: RunSpec, episodes: Sequence[Episode]) -> dict[str, ScoredResult]:
+    """The results already in `out`, if every one was written under `spec` and asked what `episodes` ask under the
+    same id; else `SpecMismatch` naming what differs."""
     done = load_results(out)
     check_resume(out, spec, (item.spec for item in done.values()))
+    changed = [e.id for e in episodes if e.id in done and done[e.id].question != question_digest(e)]
+    if changed:
+        raise SpecMismatch(
+            f"{out} holds {len(changed)} episode(s) that asked another question under the same id (e.g. "
+            f"{', '.join(changed[:3])}): the scripts changed. Use another --out."
+        )
     return done
 
 
@@ -72,7 +89,7 @@ def run_episodes(
 ) -> list[ScoredResult]:
     """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
     `SpecMismatch` before running anything when `out` holds records of another spec."""
-    done = finished(out, spec) if out else {}
+    done = finished(out, spec, episodes) if out else {}
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         end_torn_line(out)

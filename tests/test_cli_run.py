@@ -69,3 +69,14 @@ def test_an_option_the_policy_does_not_take_is_refused_by_name(tmp_path):
     args = ["run", "--policy", "expert", "--seed", "3", "--scripts", str(scripts)]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
     assert result.exit_code == 2 and "policy 'expert' takes no option seed (its options: protocol)" in result.output
+
+
+def test_scripts_that_reuse_ids_for_other_questions_are_not_resumed(tmp_path):
+    """Generated ids repeat across seeds (NC-000000 for every seed): a finished id must be the same question."""
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "runs.jsonl"
+    args = ["run", "--policy", "expert", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    write_jsonl(generate("NC", 2, seed=5), scripts)
+    assert CliRunner().invoke(app, args).exit_code == 0
+    write_jsonl(generate("NC", 2, seed=6), scripts)  # the same ids, other questions
+    refused = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert refused.exit_code == 2 and "2 episode(s) that asked another question under the same id" in refused.output
