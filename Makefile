@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 APT_PACKAGES := ffmpeg espeak-ng tesseract-ocr tesseract-ocr-eng chromium
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: setup system-packages models demo test lint
+.PHONY: setup system-packages models demo test lint check
 setup: $(VENV)/.installed models
 
 system-packages:
@@ -47,6 +47,14 @@ demo: setup
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The fast lane after `make setup`: lint and the tests without the `slow` and `gguf` markers, no set-up step. The
+# training stack's tests (tests/train: torch and TRL take ~15 s to import) run in `make test`, as CI does.
+check:
+	@test -x $(BIN)/pytest || { echo "make check runs in the venv that make setup builds: run make setup first"; exit 2; }
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -q -m "not slow and not gguf" --ignore=tests/train
 
 # The GGUF tests run in a process of their own: llama.cpp segfaults when it shares one with torch/ctranslate2/av.
 test: setup lint

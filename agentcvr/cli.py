@@ -17,29 +17,41 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from agentcvr.components import PERCEPTIONS, POLICIES, make_perception, make_policy
-from agentcvr.interfaces import Limits
+from agentcvr.components import (
+    PERCEPTIONS,
+    POLICIES,
+    make_perception,
+    make_policy,
+    perception_component,
+    policy_component,
+    recorded,
+)
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.terminal import fail, warn
 
 app = typer.Typer(
     help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is text: `/traces/{id}[/view]` is a path, not a closing tag
 )
 eval_app = typer.Typer(
-    help="Evaluations: CrossVid (run, report), synthetic episodes, sim-to-real fidelity.", no_args_is_help=True
+    help="Evaluations: CrossVid (run, report), synthetic episodes, sim-to-real fidelity.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(eval_app, name="eval")
 console = Console()
 
 
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(2)
+def _fail(message: str) -> NoReturn:
+    fail(console, message)
 
 
 @app.command("gen-scripts")
@@ -62,13 +74,13 @@ def gen_scripts(
     except KeyError as error:
         _fail(str(error.args[0]))
     count = write_jsonl(scripts, out)
-    console.print(f"wrote {count} scripts to {out} in {time.perf_counter() - started:.1f} s")
+    console.print(f"wrote {count} scripts to {out} in {time.perf_counter() - started:.1f} s", markup=False)
     if hf_dataset is not None:
         from datasets import Dataset
 
         rows = [{"id": s.id, "task": s.task, "script": s.model_dump_json()} for s in scripts]
         Dataset.from_list(rows).save_to_disk(str(hf_dataset))
-        console.print(f"saved Hugging Face dataset to {hf_dataset}")
+        console.print(f"saved Hugging Face dataset to {hf_dataset}", markup=False)
 
 
 @app.command()
@@ -81,20 +93,24 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
     per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
     task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
-    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
+    max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for the random policy.")] = 0,
+    vlm_url: Annotated[str | None, typer.Option(help="--perception real: a VLM server as the visual agent.")] = None,
+    vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for the random policy (default 0).")] = None,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
     reader: Annotated[
         Path | None, typer.Option(help="A trained reader folder (train-reader): it answers the choice tasks.")
     ] = None,
 ) -> None:
-    """Run the master agent on scripted episodes and print traces and a per-task score table."""
+    """Run the master agent on scripted episodes and print traces and a per-task score table. The run spec (policy,
+    perception, their options, limits) goes in every line of --out; re-running resumes only under the same spec."""
     from agentcvr.agent import Agent
     from agentcvr.script import read_jsonl
+    from agentcvr.spec import RunSpec, SpecMismatch
     from agentcvr.trace_view import trace_panel
-    from eval.runner import run_episodes, score_table, summarize
+    from eval.runner import finished, run_episodes, score_table, summarize
 
     if not scripts.is_file():
         _fail(f"scripts file not found: {scripts} (make one with `agentcvr gen-scripts --out {scripts}`)")
@@ -107,6 +123,21 @@ def run(
         _fail(f"no episodes of task kind {', '.join(task or [])} in {scripts}")
     if per_task is not None:
         episodes = _first_per_task(episodes, per_task)
+    if (vlm_url or vlm_model) and not (perception == "real" and vlm_url and vlm_model):
+        _fail("--vlm-url and --vlm-model go together, with --perception real")
+    vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}} if vlm_url else {}
+    try:
+        policy_part = policy_component(policy, base_url=base_url, seed=seed, reader=str(reader) if reader else None)
+        perception_part = perception_component(perception, **vlm)
+    except ValueError as error:
+        _fail(str(error))
+    limits = Limits(max_turns=max_turns)
+    spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
+    if out:
+        try:
+            finished(out, spec, episodes)  # refused before any model loads
+        except SpecMismatch as error:
+            _fail(str(error))
     if perception == "real":
         if videos is None:
             _fail("--perception real needs --videos DIR (render them with `agentcvr render`)")
@@ -114,39 +145,44 @@ def run(
 
         episodes = attach_videos(episodes, videos)
     try:
-        chosen = make_policy(policy, by_id, reader=reader, base_url=base_url, seed=seed)
-        backend = make_perception(perception, by_id)
+        chosen = make_policy(policy_part, by_id)
+        backend = make_perception(perception_part, by_id)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    agent = Agent(chosen, backend, Limits(max_turns=max_turns))
+    agent = Agent(chosen, backend, limits)
     episodes_by_id = {e.id: e for e in episodes}
 
     def show(item):
         if traces:
             console.print(trace_panel(item.result, episodes_by_id[item.result.episode_id], item.official))
 
-    results = run_episodes(agent.run, episodes, out=out, on_result=show, console=console)
+    results = run_episodes(agent.run, episodes, spec, out=out, on_result=show, console=console)
     console.print(
         score_table({policy: summarize(results)}, title=f"{policy} on {perception} ({len(results)} episodes)")
     )
     if out:
-        console.print(f"traces in {out}")
+        console.print(f"traces in {out}", markup=False)
 
 
 @app.command()
 def report(
     traces: Annotated[list[Path], typer.Argument(help="Traces JSONL files from `run --out`; one column group each.")],
 ) -> None:
-    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf)."""
-    from eval.runner import load_results, score_table, summarize
+    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf). Lines that are not
+    results are counted and named; a file with no result fails (exit 2)."""
+    from eval.jsonl import read_records
+    from eval.runner import ScoredResult, score_table, summarize
 
     columns = {}
     for path in traces:
         if not path.is_file():
             _fail(f"traces file not found: {path}")
-        results = load_results(path)
+        records, skipped = read_records(path, ScoredResult)
+        if skipped:
+            warn(console, f"{path}: {skipped.describe()}")
+        results = {item.result.episode_id: item for item in records}  # a re-run episode: its last line
         if not results:
-            _fail(f"no results in {path}")
+            _fail(f"no scorable result in {path}" + (f" ({len(skipped)} line(s) skipped)" if skipped else ""))
         columns[path.stem] = summarize(results.values())
     console.print(score_table(columns, title="Scores (official, %)"))
 
@@ -161,14 +197,14 @@ def models(
 
     if list_only:
         for name, spec in MODELS.items():
-            console.print(f"{name}: {spec.description}")
+            console.print(f"{name}: {spec.description}", markup=False)
         return
     for name in names or DEFAULT_MODELS:
         try:
             path = ensure_model(name)
         except (KeyError, ValueError, RuntimeError) as error:
             _fail(str(error.args[0] if error.args else error))
-        console.print(f"[green]ok[/] {name}: {path}")
+        console.print(Text.assemble(("ok", "green"), f" {name}: {path}"))
 
 
 def _first_per_task(episodes: list, limit: int) -> list:

@@ -5,8 +5,12 @@ embedded master: scan every video, then zoom in; `gguf:<model name or .gguf path
 (the same model choosing every call itself),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
-`real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps a simulator in OmniJigsaw's modality
+`real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
 orchestration. Training builds its simulator here too (`make_training_perception`).
+
+Each name owns a pydantic options model that forbids unknown fields, so a misspelled option fails naming itself and
+the valid ones; an option given as None counts as not given. `policy_component` / `perception_component` resolve a
+name and options into the `agentcvr.spec.Component` a run records; `make_policy` / `make_perception` build from it.
 Heavy modules are imported only when their component is asked for.
 """
 
@@ -14,41 +18,138 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcvr.interfaces import Perception, Policy
 from agentcvr.script import Script
+from agentcvr.spec import Component
 
 if TYPE_CHECKING:
     from train.config import TrainConfig
 
+# Options that change how fast or where a part runs (a server's URL: the model's name says what runs there), never
+# what it answers: left out of the recorded spec, so a resumed run may change them. `api_key` is a secret.
+OPERATIONAL = frozenset(
+    {
+        "api_key",
+        "base_url",
+        "threads",
+        "timeout",
+        "max_retries",
+        "observe_timeout",
+        "listen_timeout",
+        "ocr_timeout",
+        "workers",
+        "visual_workers",
+        "audio_workers",
+        "ocr_workers",
+        "cpu_threads",
+        "frame_cache_mb",
+        "frame_cache_dir",
+        "cache_size",
+        "cache_path",
+        "device",
+    }
+)
 
-def _expert(arg: str, scripts: Mapping[str, Script], protocol: str = "tools", **_: Any) -> Policy:
+
+class Options(BaseModel):
+    """A component's options; unknown names are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicyOptions(Options):
+    """What every policy takes."""
+
+    reader: str | None = Field(
+        default=None, description="A trained reader folder (agentcvr train-reader): it answers the choice tasks."
+    )
+
+
+class TeacherOptions(PolicyOptions):
+    protocol: Literal["tools", "json"] = Field(default="tools", description="The action format it writes.")
+
+
+class RandomOptions(PolicyOptions):
+    seed: int = Field(default=0, description="The same seed gives the same traces.")
+
+
+class GGUFOptions(PolicyOptions):
+    threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
+    answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
+    answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")
+
+
+class OpenAIOptions(PolicyOptions):
+    base_url: str | None = Field(default=None, description="OpenAI-compatible URL (default: OPENAI_BASE_URL).")
+
+
+class HFOptions(PolicyOptions):
+    pass
+
+
+class NoiseOptions(Options):
+    seed: int = 0
+    jitter_seconds: float = Field(default=0.0, ge=0)
+    drop_probability: float = Field(default=0.0, ge=0, le=1)
+    paraphrase_probability: float = Field(default=0.0, ge=0, le=1)
+
+
+class SimOptions(Options):
+    jigsaw: bool = Field(default=False, description="OmniJigsaw's JMI/SMS/CMM masking for jigsaw episodes.")
+    max_events: int = Field(default=8, ge=1, description="Events reported per call at most.")
+    noise: NoiseOptions | None = None
+
+
+class LLMSimOptions(Options):
+    jigsaw: bool = False
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str = "EMPTY"
+    temperature: float = 0.1
+    max_tokens: int = 256
+    cache_path: str | None = None
+    max_events: int = 12
+    max_sentences: int = 6
+    noise: NoiseOptions | None = None
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A component name: its options model (or a function that imports it: real perception's is heavy) and how to
+    build it from validated options."""
+
+    options: type[BaseModel] | Callable[[], type[BaseModel]]
+    build: Callable[..., Any]
+
+    def model(self) -> type[BaseModel]:
+        return self.options if isinstance(self.options, type) else self.options()
+
+
+def _expert(arg: str, scripts: Mapping[str, Script], options: TeacherOptions) -> Policy:
     from agentcvr.policies.expert import ExpertPolicy
 
-    return ExpertPolicy(scripts, protocol=protocol)  # type: ignore[arg-type]
+    return ExpertPolicy(scripts, protocol=options.protocol)
 
 
-def _scan(arg: str, scripts: Mapping[str, Script], protocol: str = "tools", **_: Any) -> Policy:
+def _scan(arg: str, scripts: Mapping[str, Script], options: TeacherOptions) -> Policy:
     from agentcvr.policies.scan_teacher import ScanTeacher
 
-    return ScanTeacher(scripts, protocol=protocol)  # type: ignore[arg-type]
+    return ScanTeacher(scripts, protocol=options.protocol)
 
 
-def _random(arg: str, scripts: Mapping[str, Script], seed: int = 0, **_: Any) -> Policy:
+def _random(arg: str, scripts: Mapping[str, Script], options: RandomOptions) -> Policy:
     from agentcvr.policies.random_policy import RandomPolicy
 
-    return RandomPolicy(seed=seed)
+    return RandomPolicy(seed=options.seed)
 
 
-def _gguf_policy(
-    arg: str,
-    scan: bool,
-    threads: int | None = None,
-    answer_orders: int | None = None,
-    answer_scoring: str | None = None,
-) -> Policy:
+def _gguf_policy(arg: str, scan: bool, options: GGUFOptions) -> Policy:
     from agentcvr.models import DEFAULT_MASTER, ensure_model
     from agentcvr.policies.gguf import GGUFPolicy
 
@@ -56,37 +157,31 @@ def _gguf_policy(
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    answering = {"answer_orders": answer_orders, "answer_scoring": answer_scoring}
-    return GGUFPolicy(path, scan=scan, threads=threads, **{k: v for k, v in answering.items() if v is not None})
+    answering = {"answer_orders": options.answer_orders, "answer_scoring": options.answer_scoring}
+    return GGUFPolicy(path, scan=scan, threads=options.threads, **{k: v for k, v in answering.items() if v is not None})
 
 
-def _gguf(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
+def _gguf(arg: str, scripts: Mapping[str, Script], options: GGUFOptions) -> Policy:
     """Scans every video whole on its first turn, then zooms in or listens, then answers."""
-    return _gguf_policy(arg, scan=True, **_answering(options))
+    return _gguf_policy(arg, scan=True, options=options)
 
 
-def _gguf_free(arg: str, scripts: Mapping[str, Script], **options: Any) -> Policy:
+def _gguf_free(arg: str, scripts: Mapping[str, Script], options: GGUFOptions) -> Policy:
     """Chooses every call itself (times optional): the zero-shot setting as published."""
-    return _gguf_policy(arg, scan=False, **_answering(options))
+    return _gguf_policy(arg, scan=False, options=options)
 
 
-def _answering(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The GGUF master's options among a policy's keyword options."""
-    return {key: options.get(key) for key in ("threads", "answer_orders", "answer_scoring")}
-
-
-def _openai(arg: str, scripts: Mapping[str, Script], base_url: str | None = None, **_: Any) -> Policy:
+def _openai(arg: str, scripts: Mapping[str, Script], options: OpenAIOptions) -> Policy:
     from agentcvr.policies.openai_policy import OpenAIPolicy
 
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if not url:
+    if not options.base_url:
         raise ValueError("policy 'openai:<model>' needs --base-url or OPENAI_BASE_URL")
     if not arg:
         raise ValueError("policy 'openai:<model>' needs a model name, e.g. openai:Qwen/Qwen3-8B")
-    return OpenAIPolicy(base_url=url, model=arg)
+    return OpenAIPolicy(base_url=options.base_url, model=arg)
 
 
-def _hf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
+def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
     from agentcvr.policies.hf_policy import HFPolicy
 
     if not arg or not Path(arg).is_dir():
@@ -94,74 +189,115 @@ def _hf(arg: str, scripts: Mapping[str, Script], **_: Any) -> Policy:
     return HFPolicy(arg)
 
 
-POLICIES: dict[str, Callable[..., Policy]] = {
-    "expert": _expert,
-    "scan": _scan,
-    "random": _random,
-    "gguf": _gguf,
-    "gguf-free": _gguf_free,
-    "openai": _openai,
-    "hf": _hf,
+POLICIES: dict[str, Kind] = {
+    "expert": Kind(TeacherOptions, _expert),
+    "scan": Kind(TeacherOptions, _scan),
+    "random": Kind(RandomOptions, _random),
+    "gguf": Kind(GGUFOptions, _gguf),
+    "gguf-free": Kind(GGUFOptions, _gguf_free),
+    "openai": Kind(OpenAIOptions, _openai),
+    "hf": Kind(HFOptions, _hf),
 }
 
 
-def make_policy(
-    spec: str, scripts: Mapping[str, Script] | None = None, reader: Path | None = None, **options: Any
-) -> Policy:
-    """Build a policy from `name` or `name:argument`; an unknown name fails with the valid ones. With `reader` (a
-    folder written by `agentcvr train-reader`), the policy's choice-task answers come from that trained reader."""
+def _noise(noise: NoiseOptions | None) -> Any:
+    from simulator.noise import Noise
+
+    return Noise(**noise.model_dump()) if noise is not None else None
+
+
+def _sim(scripts: Mapping[str, Script], options: SimOptions) -> Perception:
+    from simulator.script_sim import ScriptSimulator
+
+    return ScriptSimulator(scripts, max_events=options.max_events, noise=_noise(options.noise))
+
+
+def _llm_sim(scripts: Mapping[str, Script], options: LLMSimOptions) -> Perception:
+    from simulator.llm_sim import LLMSimulator
+
+    given = options.model_dump(exclude={"jigsaw", "noise"})
+    return LLMSimulator(scripts, noise=_noise(options.noise), **given)
+
+
+def _real_options() -> type[BaseModel]:
+    """`RealPerceptionConfig` with unknown fields refused, plus the jigsaw switch every perception takes."""
+    from agentcvr.perception.real import RealPerceptionConfig
+
+    class RealOptions(RealPerceptionConfig):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+        jigsaw: bool = False
+
+    return RealOptions
+
+
+def _real(scripts: Mapping[str, Script], options: Any) -> Perception:
+    from agentcvr.perception.real import RealPerception, RealPerceptionConfig
+
+    config = RealPerceptionConfig.model_validate(options.model_dump(exclude={"jigsaw"}))
+    return RealPerception(config)
+
+
+PERCEPTIONS: dict[str, Kind] = {
+    "sim": Kind(SimOptions, _sim),
+    "llm-sim": Kind(LLMSimOptions, _llm_sim),
+    "real": Kind(_real_options, _real),
+}
+
+
+def policy_component(spec: str, **options: Any) -> Component:
+    """Resolve `name` or `name:argument` and its options; an unknown name or option fails naming the valid ones."""
     name, _, arg = spec.partition(":")
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}: choose one of {', '.join(POLICIES)} (e.g. gguf, hf:runs/ckpt)")
-    policy = POLICIES[name](arg, scripts or {}, **options)
-    if reader is None:
+    if name == "openai" and options.get("base_url") is None and os.environ.get("OPENAI_BASE_URL"):
+        options = {**options, "base_url": os.environ["OPENAI_BASE_URL"]}  # recorded: the URL actually asked
+    return Component(name=spec, options=_checked("policy", spec, POLICIES[name].model(), options))
+
+
+def perception_component(name: str, **options: Any) -> Component:
+    """Resolve a perception name and its options; an unknown name or option fails naming the valid ones."""
+    if name not in PERCEPTIONS:
+        raise ValueError(f"unknown perception {name!r}: choose one of {', '.join(PERCEPTIONS)}")
+    return Component(name=name, options=_checked("perception", name, PERCEPTIONS[name].model(), options))
+
+
+def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = None, **options: Any) -> Policy:
+    """Build a policy from `name`, `name:argument` (with options) or a resolved `Component`."""
+    component = spec if isinstance(spec, Component) else policy_component(spec, **options)
+    name, _, arg = component.name.partition(":")
+    kind = POLICIES[name]
+    options_ = kind.model().model_validate(component.options)
+    policy = kind.build(arg, scripts or {}, options_)
+    if options_.reader is None:
         return policy
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(Path(reader), threads=options.get("threads")))
-
-
-def _noise(noise: Any) -> Any:
-    from simulator.noise import Noise
-
-    return Noise(**noise) if isinstance(noise, dict) else noise
-
-
-def _sim(scripts: Mapping[str, Script], noise: Any = None, **options: Any) -> Perception:
-    from simulator.script_sim import ScriptSimulator
-
-    return ScriptSimulator(scripts, noise=_noise(noise), **options)
-
-
-def _llm_sim(scripts: Mapping[str, Script], noise: Any = None, **options: Any) -> Perception:
-    from simulator.llm_sim import LLMSimulator
-
-    return LLMSimulator(scripts, noise=_noise(noise), **options)
-
-
-def _real(scripts: Mapping[str, Script], **options: Any) -> Perception:
-    from agentcvr.perception.real import RealPerception
-
-    return RealPerception(**options)
-
-
-PERCEPTIONS: dict[str, Callable[..., Perception]] = {"sim": _sim, "llm-sim": _llm_sim, "real": _real}
+    return ReaderAnswers(policy, Reader.load(Path(options_.reader), threads=getattr(options_, "threads", None)))
 
 
 def make_perception(
-    name: str, scripts: Mapping[str, Script] | None = None, jigsaw: bool = False, **options: Any
+    name: str | Component, scripts: Mapping[str, Script] | None = None, jigsaw: bool = False, **options: Any
 ) -> Perception:
-    """Build a perception backend by name; an unknown name fails with the valid ones. `jigsaw` adds OmniJigsaw's
+    """Build a perception backend by name (with options) or from a resolved `Component`. `jigsaw` adds OmniJigsaw's
     JMI/SMS/CMM masking for jigsaw episodes (others pass through unchanged)."""
-    if name not in PERCEPTIONS:
-        raise ValueError(f"unknown perception {name!r}: choose one of {', '.join(PERCEPTIONS)}")
-    perception = PERCEPTIONS[name](scripts or {}, **options)
-    if jigsaw:
+    if isinstance(name, Component):
+        component = name
+    else:
+        component = perception_component(name, **({"jigsaw": True} if jigsaw else {}), **options)
+    kind = PERCEPTIONS[component.name]
+    resolved = kind.model().model_validate(component.options)
+    perception = kind.build(scripts or {}, resolved)
+    if resolved.jigsaw:  # type: ignore[attr-defined]
         from simulator.jigsaw_sim import OrchestratedSimulator
 
         return OrchestratedSimulator(perception)
     return perception
+
+
+def recorded(component: Component) -> Component:
+    """The component as a run spec records it: operational options (timeouts, workers, caches, keys) left out."""
+    return component.model_copy(update={"options": _without(component.options, OPERATIONAL)})
 
 
 def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) -> Perception:
@@ -181,3 +317,27 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
         options = {"base_url": s.url, "model": s.model, "temperature": s.temperature}
         return make_perception("llm-sim", scripts, jigsaw=jigsaw, noise=noise, **options)
     return make_perception("sim", scripts, jigsaw=jigsaw, noise=noise, max_events=s.max_events)
+
+
+def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated options, defaults left out (None means not given); an unknown option fails naming the valid ones."""
+    given = {key: value for key, value in options.items() if value is not None}
+    try:
+        validated = model.model_validate(given)
+    except ValidationError as error:
+        unknown = [".".join(map(str, e["loc"])) for e in error.errors() if e["type"] == "extra_forbidden"]
+        if unknown:
+            valid = ", ".join(model.model_fields) or "none"
+            raise ValueError(f"{role} {name!r} takes no option {', '.join(unknown)} (its options: {valid})") from None
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"{role} {name!r}: bad option {problems}") from None
+    return validated.model_dump(mode="json", exclude_defaults=True)
+
+
+def _without(options: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    kept = {}
+    for key, value in options.items():
+        if key in names:
+            continue
+        kept[key] = _without(value, names) if isinstance(value, dict) else value
+    return kept

@@ -43,6 +43,14 @@ class Perception(Protocol):
 class Limits(BaseModel):
     """Bounds on one episode."""
 
-    max_turns: int = Field(default=20, ge=1, description="Policy turns before a forced answer.")
+    max_turns: int = Field(
+        default=20,
+        ge=1,
+        description="Policy turns, the answer turn included (re-prompts count); the last is a forced answer, so 1 "
+        "answers at once.",
+    )
     max_recoveries: int = Field(default=3, ge=0, description="Re-prompts after malformed output before failing.")
     max_observation_chars: int = Field(default=2000, ge=100, description="Tool output is cut to this length.")
+
+
+MAX_TURNS_HELP = Limits.model_fields["max_turns"].description  # every --max-turns says the same

@@ -86,7 +86,11 @@ class EpisodeRules:
         tokens = {"prompt_tokens": output.prompt_tokens, "completion_tokens": output.completion_tokens}
         parsed = parse_turn(output.content, output.tool_calls, self.episode)
         if isinstance(parsed, ParseError) or (forced and not isinstance(parsed.actions[0], Answer)):
-            message = str(parsed) if isinstance(parsed, ParseError) else "no answer at the turn limit"
+            message = (
+                str(parsed)
+                if isinstance(parsed, ParseError)
+                else f"called {parsed.actions[0].tool} on the last allowed turn, which must answer (the turn limit)"
+            )
             step = Step(
                 turn=turn, kind="format_error", error=message, raw=_raw(output), policy_seconds=seconds, **tokens
             )

@@ -23,15 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from learning_ladder import parse_variant, publish, share_warm_start, train  # noqa: E402
+from learning_ladder import (  # a sibling: this script's folder leads sys.path
+    parse_variant,
+    publish,
+    share_warm_start,
+    train,
+)
 
 DEFAULT_VARIANTS = [
     "vanilla=",

@@ -23,29 +23,27 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.progress import track  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
 
-from agentcvr.actions import Observe  # noqa: E402
-from agentcvr.models import DEFAULT_MASTER, ensure_model  # noqa: E402
-from agentcvr.parsing import ParseError, parse_turn  # noqa: E402
-from agentcvr.policies.expert import plan  # noqa: E402
-from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn  # noqa: E402
-from agentcvr.prompts import FORCE_ANSWER, initial_messages  # noqa: E402
-from agentcvr.script import Script  # noqa: E402
-from agentcvr.session import FORCED_KEY  # noqa: E402
-from agentcvr.tasks import TASK_ORDER, get_task  # noqa: E402
-from scripts_gen.generate import generate  # noqa: E402
-from simulator.script_sim import ScriptSimulator  # noqa: E402
+from agentcvr.actions import Observe
+from agentcvr.models import DEFAULT_MASTER, ensure_model
+from agentcvr.parsing import ParseError, parse_turn
+from agentcvr.policies.expert import plan
+from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn
+from agentcvr.prompts import FORCE_ANSWER, initial_messages
+from agentcvr.script import Script
+from agentcvr.session import FORCED_KEY
+from agentcvr.tasks import TASK_ORDER, get_task
+from scripts_gen.generate import generate
+from simulator.script_sim import ScriptSimulator
 
 BALLOTS = re.compile(r"answers over \d+ option orders ([A-Z ]+) -> ([A-Z])")
 SCORED = re.compile(r"option \w+ scores (.+) -> ([A-Z]); own answer ([A-Z])")

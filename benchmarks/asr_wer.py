@@ -27,13 +27,12 @@ import zipfile
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
-from agentcvr.perception.audio import AudioAgent, AudioConfig  # noqa: E402
-from eval.wer import word_error_rate  # noqa: E402
+from agentcvr.perception.audio import AudioAgent, AudioConfig
+from eval.wer import word_error_rate
 
 WHEEL = "moonshine-voice==0.1.5"
 Line = tuple[Path, float, float, float, str]  # file, clip offset, start, end, reference text

@@ -210,6 +210,7 @@ async def baseline(url: str, count: int, concurrency: int, body: dict) -> float:
 
 
 def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> tuple[int, float, dict]:
+    from agentcvr.spec import Component, RunSpec
     from eval.crossvid.judge import Judge
     from eval.crossvid.loader import load_crossvid, missing_media
     from eval.crossvid.report import write_report
@@ -225,6 +226,7 @@ def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> t
                 predictor,
                 out,
                 RunConfig(concurrency=concurrency),
+                spec=RunSpec(policy=Component(name="single-pass", options={"model": "stub"})),
                 judge=judge,
                 console=Console(stderr=True, quiet=True),
             )

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcvr.interfaces import Limits  # noqa: E402
-from agentcvr.script import write_jsonl  # noqa: E402
-from eval.fidelity import run_fidelity  # noqa: E402
-from scripts_gen.generate import generate  # noqa: E402
-from scripts_gen.render import RenderConfig, render_scripts  # noqa: E402
+from agentcvr.interfaces import Limits
+from agentcvr.script import write_jsonl
+from eval.fidelity import run_fidelity
+from scripts_gen.generate import generate
+from scripts_gen.render import RenderConfig, render_scripts
 
 
 def main() -> int:

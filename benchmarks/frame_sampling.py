@@ -17,18 +17,16 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
-from agentcvr.perception.frames import FrameSampler, sample_times, to_data_url  # noqa: E402
+from agentcvr.perception.frames import FrameSampler, sample_times, to_data_url
 
 START, END, FRAMES = 30.0, 90.0, 32
 

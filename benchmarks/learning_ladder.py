@@ -31,9 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from train.monitoring import read_metrics  # noqa: E402
+from train.monitoring import read_metrics
 
 RUNGS = ("valid", "seen", "reading", "success")
 SHARED = ("warmstart", "eval_teacher.json", "eval_warmstart.json", "eval_warmstart_reading.json")

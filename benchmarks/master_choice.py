@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from answer_scoring import decision  # noqa: E402  (benchmarks/ is this script's own folder)
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from answer_scoring import decision  # benchmarks/, this script's own folder, leads sys.path
+from rich.console import Console
+from rich.table import Table
 
-from agentcvr.agent import Agent  # noqa: E402
-from agentcvr.components import make_perception, make_policy  # noqa: E402
-from agentcvr.episode import Episode  # noqa: E402
-from agentcvr.interfaces import Limits  # noqa: E402
-from agentcvr.policies.read_answers import masters_answer  # noqa: E402
-from agentcvr.tasks import TASK_ORDER  # noqa: E402
-from eval.runner import ScoredResult, load_results, run_episodes, score  # noqa: E402
-from scripts_gen.generate import generate  # noqa: E402
+from agentcvr.agent import Agent
+from agentcvr.components import (
+    make_perception,
+    make_policy,
+    perception_component,
+    policy_component,
+    recorded,
+)
+from agentcvr.episode import Episode
+from agentcvr.interfaces import Limits
+from agentcvr.policies.read_answers import masters_answer
+from agentcvr.spec import RunSpec
+from agentcvr.tasks import TASK_ORDER
+from eval.runner import ScoredResult, load_results, run_episodes, score
+from scripts_gen.generate import generate
 
 DEFAULT_POLICIES = [
     "expert",
@@ -78,7 +83,8 @@ def main() -> int:
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, args.videos)
-    perception = None if args.table_only else make_perception(args.perception, scripts)
+    perception_part = perception_component(args.perception)
+    perception = None if args.table_only else make_perception(perception_part, scripts)
     console = Console(width=200)
     columns: dict[str, list[ScoredResult]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
@@ -93,14 +99,16 @@ def main() -> int:
             columns[name] = [done[e.id] for e in episodes if e.id in done]
             continue
         options = {"threads": args.threads, "answer_orders": args.answer_orders, "answer_scoring": args.answer_scoring}
-        options = options if spec.startswith("gguf") else {}
         base, _, extra = spec.partition("+")
         if extra not in ("", "reader") or (extra and args.reader is None):
             parser.error(f"policy {spec!r}: the only suffix is +reader, and it needs --reader DIR")
-        master = make_policy(base, scripts, reader=args.reader if extra else None, **options)
-        agent = Agent(master, perception, Limits(max_turns=args.max_turns))
-        console.print(f"[bold]{name}[/] -> {out}")
-        columns[name] = run_episodes(agent.run, episodes, out=out, console=console)
+        reader = str(args.reader) if extra else None
+        policy_part = policy_component(base, reader=reader, **(options if base.startswith("gguf") else {}))
+        limits = Limits(max_turns=args.max_turns)
+        run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
+        agent = Agent(make_policy(policy_part, scripts), perception, limits)
+        console.print(f"{name} -> {out}", markup=False)
+        columns[name] = run_episodes(agent.run, episodes, run_spec, out=out, console=console)
     by_id = {e.id: e for e in episodes}
     for name, rows in list(columns.items()):
         if any(_own_letter(row) for row in rows):  # a voting or scoring master: the written letters are in the trace

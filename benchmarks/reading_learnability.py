@@ -19,23 +19,20 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcvr.components import make_policy, make_training_perception  # noqa: E402
-from agentcvr.interfaces import Limits  # noqa: E402
-from agentcvr.policies.teaching import looks  # noqa: E402
-from agentcvr.reading import evidence_text, seen_from  # noqa: E402
-from scripts_gen.generate import generate_one  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.tiny_model import build_tiny_model, parameter_count  # noqa: E402
-from train.tokenizer import train_tokenizer  # noqa: E402
-from train.trajectories import scripts_by_id, teacher_conversations  # noqa: E402
+from agentcvr.components import make_policy, make_training_perception
+from agentcvr.interfaces import Limits
+from agentcvr.policies.teaching import looks
+from agentcvr.reading import evidence_text, seen_from
+from scripts_gen.generate import generate_one
+from train.config import load_config
+from train.tiny_model import build_tiny_model, parameter_count
+from train.tokenizer import train_tokenizer
+from train.trajectories import scripts_by_id, teacher_conversations
 
 
 def reading_examples(cfg, tasks: list[str], count: int, seed: int) -> list[tuple[str, str, str]]:

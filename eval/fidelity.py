@@ -35,7 +35,7 @@ from rich.table import Table
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.interfaces import Limits, Perception, Policy
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits, Perception, Policy
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
@@ -252,6 +252,7 @@ def run_fidelity(
         console.print(
             f"[{item[0]}/{len(chosen)}] {pair.episode_id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
             f" ({sum(pair.real_call_seconds):.1f} s real perception)",
+            markup=False,  # the answers are the models' text
             highlight=False,
         )
         if out:
@@ -360,7 +361,7 @@ def fidelity_command(
     sim: Annotated[str, typer.Option(help="Simulated perception to compare with: sim or llm-sim.")] = "sim",
     task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
     limit: Annotated[int | None, typer.Option(help="Episodes per task kind.", min=1)] = None,
-    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 20,
+    max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 20,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     vlm_url: Annotated[str | None, typer.Option(help="Use a VLM at this URL as the visual agent.")] = None,
     vlm_model: Annotated[str | None, typer.Option(help="The VLM's served model name.")] = None,

@@ -1,73 +1,95 @@
 """Runs an agent over episodes (`agentcvr.runner.map_with_progress`): one JSONL line per finished episode, resume by
 id, the running success on the progress bar, a score table.
 
-Each line holds the episode id, task, answer, official and strict scores and the whole trace, so every score can
-show the steps behind it. Restarting with the same output file skips the ids already there.
+Each line holds the episode id, task, answer, official and strict scores, the whole trace (every score can show the
+steps behind it) and the run spec (`agentcvr.spec`). Restarting with the same output file skips the ids already
+there, but only under the same spec: a file written with another policy, perception or limits is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agentcvr.episode import Episode
 from agentcvr.runner import map_with_progress
+from agentcvr.spec import RunSpec, SpecMismatch, check_resume
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from eval.jsonl import end_torn_line
+from eval.jsonl import end_torn_line, read_records
 
 
 class ScoredResult(BaseModel):
-    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer)."""
+    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer) and the spec
+    of the run that produced it (None only in records written before specs were recorded)."""
 
     result: EpisodeResult
     official: float
     strict: float
+    spec: RunSpec | None = None
+    question: str | None = Field(default=None, description="`question_digest` of the episode that was run.")
 
     @property
     def task(self) -> str:
         return self.result.task
 
 
-def score(result: EpisodeResult, episode: Episode) -> ScoredResult:
-    """Score an episode result; a failure (no answer) scores 0 in both forms."""
+def question_digest(episode: Episode) -> str:
+    """What was asked (task, question, options, truth), hashed: generated ids repeat across seeds, questions do not."""
+    asked = episode.model_dump(mode="json", include={"task", "question", "options", "answer"})
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) -> ScoredResult:
+    """Score an episode result (of the run `spec`); a failure (no answer) scores 0 in both forms."""
     task = get_task(episode.task)
+    asked = question_digest(episode)
     if result.answer is None:
-        return ScoredResult(result=result, official=0.0, strict=0.0)
-    return ScoredResult(
-        result=result, official=task.official(result.answer, episode), strict=task.strict(result.answer, episode)
-    )
+        return ScoredResult(result=result, official=0.0, strict=0.0, spec=spec, question=asked)
+    official, strict = task.official(result.answer, episode), task.strict(result.answer, episode)
+    return ScoredResult(result=result, official=official, strict=strict, spec=spec, question=asked)
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
-    """Finished results by episode id; a truncated last line (a crash mid-write) is ignored."""
-    done: dict[str, ScoredResult] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text().splitlines():
-        try:
-            item = ScoredResult.model_validate(json.loads(line))
-        except ValueError:
-            continue
-        done[item.result.episode_id] = item
+    """Finished results by episode id; lines that are not results (a torn last line after a crash) are skipped
+    (`read_records` says which)."""
+    records, _ = read_records(path, ScoredResult)
+    return {item.result.episode_id: item for item in records}
+
+
+def finished(out: Path, spec: RunSpec, episodes: Sequence[Episode]) -> dict[str, ScoredResult]:
+    """The results already in `out`, if every one was written under `spec` and asked what `episodes` ask under the
+    same id; else `SpecMismatch` naming what differs."""
+    done = load_results(out)
+    check_resume(out, spec, (item.spec for item in done.values()))
+    changed = [e.id for e in episodes if e.id in done and done[e.id].question != question_digest(e)]
+    if changed:
+        raise SpecMismatch(
+            f"{out} holds {len(changed)} episode(s) that asked another question under the same id (e.g. "
+            f"{', '.join(changed[:3])}): the scripts changed. Use another --out."
+        )
     return done
 
 
 def run_episodes(
     run_one: Callable[[Episode], EpisodeResult],
     episodes: Sequence[Episode],
+    spec: RunSpec,
     out: Path | None = None,
     on_result: Callable[[ScoredResult], None] | None = None,
     console: Console | None = None,
 ) -> list[ScoredResult]:
-    """Run every episode not already in `out`, appending each result as it finishes."""
-    done = load_results(out) if out else {}
+    """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
+    `SpecMismatch` before running anything when `out` holds records of another spec."""
+    done = finished(out, spec, episodes) if out else {}
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         end_torn_line(out)
@@ -80,7 +102,7 @@ def run_episodes(
             on_result(scored)
 
     return map_with_progress(
-        lambda episode: score(run_one(episode), episode),
+        lambda episode: score(run_one(episode), episode, spec),
         episodes,
         key=lambda episode: episode.id,
         done=done,
@@ -117,7 +139,7 @@ def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
 
 def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "Scores") -> Table:
     """A rich table, one row per (task, run): n, success %, mean turns, tool calls, valid-action %, failures."""
-    table = Table(title=title)
+    table = Table(title=Text(title))  # run names are file names and policy specs: text, not markup
     for name, justify in [
         ("task", "left"),
         ("run", "left"),
@@ -137,7 +159,7 @@ def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "S
             row = rows[task]
             table.add_row(
                 task if position == 0 or len(columns) == 1 else "",
-                run,
+                Text(run),
                 f"{row['n']:.0f}" if "n" in row else "",
                 f"{100 * row['official']:.1f}",
                 f"{row['turns']:.1f}" if "turns" in row else "",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.text import Text
 
+from agentcvr.terminal import error_text
 from agentcvr.trace import Step
 from serve.episodes import build_episode, check_request
 from serve.errors import ApiError
@@ -17,16 +19,19 @@ from serve.schemas import AnswerRequest, VideoInput
 from serve.settings import load_settings
 
 
-def step_line(index: int, step: Step) -> str:
-    """One step for the terminal: turn, call (long arguments cut) and the first line of what came back."""
+def step_line(index: int, step: Step) -> Text:
+    """One step for the terminal: turn, call (long arguments cut) and the first line of what came back. Calls,
+    observations and errors were written by a model or a video, so they are `Text`, never markup."""
     if step.tool is None:
-        return f"[red]{step.turn + 1:>2} {step.kind}: {step.error}[/]"
+        return Text(f"{step.turn + 1:>2} {step.kind}: {step.error}", style="red")
     args = ", ".join(f"{k}={_cut(repr(v), 60)}" for k, v in step.arguments.items())
     seconds = step.policy_seconds + step.tool_seconds
-    line = f"{step.turn + 1:>2} [bold]{step.tool}[/]({args}) [dim]{seconds:.1f} s[/]"
+    line = Text.assemble(f"{step.turn + 1:>2} ", (step.tool, "bold"), f"({args}) ", (f"{seconds:.1f} s", "dim"))
     seen = (step.error or step.observation or "").strip().splitlines()
     if seen:
-        line += f"\n   {_cut(seen[0], 140)}" + (f" [dim](+{len(seen) - 1} lines)[/]" if len(seen) > 1 else "")
+        line.append(f"\n   {_cut(seen[0], 140)}")
+        if len(seen) > 1:
+            line.append(f" (+{len(seen) - 1} lines)", style="dim")
     return line
 
 
@@ -68,19 +73,21 @@ def ask(
                 (str(video), str(video.resolve()), checked_video(video, str(video), settings.max_video_seconds, limit))
             )
     except ValidationError as error:
-        console.print(f"[bold red]error:[/] {error.errors()[0]['loc']}: {error.errors()[0]['msg']}")
+        console.print(error_text(f"{error.errors()[0]['loc']}: {error.errors()[0]['msg']}"))
         return 2
     except ApiError as error:
-        console.print(f"[bold red]error:[/] {error.message}")
+        console.print(error_text(error.message))
         return 2
     episode = build_episode(uuid.uuid4().hex, request, files)
     try:
         chosen = make_policy(settings.policy, base_url=settings.policy_url)
     except (ValueError, FileNotFoundError) as error:
-        console.print(f"[bold red]error:[/] {error}")
+        console.print(error_text(str(error)))
         return 2
     perception = make_perception("real", **settings.perception_options())
-    console.print(f"[bold]{question}[/]  ({episode.task}, {len(files)} videos, policy {settings.policy})")
+    console.print(
+        Text.assemble((question, "bold"), f"  ({episode.task}, {len(files)} videos, policy {settings.policy})")
+    )
     agent = Agent(chosen, perception, Limits(max_turns=request.max_turns or settings.max_turns))
     steps = iter(range(10**9))
     try:
@@ -88,7 +95,7 @@ def ask(
     finally:
         perception.close()
     if result.answer is None:
-        console.print(f"[bold red]no answer[/]: {result.failure}")
+        console.print(Text.assemble(("no answer", "bold red"), f": {result.failure}"))
         return 1
-    console.print(f"[bold green]answer:[/] {result.answer}  ({result.turns} turns)")
+    console.print(Text.assemble(("answer:", "bold green"), f" {result.answer}  ({result.turns} turns)"))
     return 0

@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agentcvr.interfaces import MAX_TURNS_HELP
+from agentcvr.terminal import fail
+
 console = Console()
 
 
@@ -31,8 +34,7 @@ def serve_command(
     try:
         resolved = load_settings(settings, **overrides)
     except (ValueError, OSError) as error:
-        console.print(f"[bold red]error:[/] settings: {error}")
-        raise typer.Exit(2) from None
+        fail(console, f"settings: {error}")
     # Worker processes read their settings from the environment: hand the resolved ones over as AGENTCVR_* variables.
     for name, value in resolved.model_dump(mode="json", exclude_none=True).items():
         if name == "api_key":
@@ -40,7 +42,7 @@ def serve_command(
         if value is not None:
             os.environ[f"AGENTCVR_{name.upper()}"] = str(value)
     os.environ.pop("AGENTCVR_SETTINGS_FILE", None)
-    console.print(f"serving on http://{host}:{port} (docs: /docs), media root {resolved.media_root}")
+    console.print(f"serving on http://{host}:{port} (docs: /docs), media root {resolved.media_root}", markup=False)
     uvicorn.run("serve.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info")
 
 
@@ -49,7 +51,7 @@ def ask_command(
     videos: Annotated[list[Path], typer.Argument(help="Video files (MP4, MOV, MKV, WebM), numbered 1.. in order.")],
     option: Annotated[list[str] | None, typer.Option("--option", help="An answer option; repeat for each.")] = None,
     task: Annotated[str | None, typer.Option(help="Task kind (BU, NC, ..., CCQA); default NC or CCQA.")] = None,
-    max_turns: Annotated[int | None, typer.Option(help="Policy turns before a forced answer.", min=1)] = None,
+    max_turns: Annotated[int | None, typer.Option(help=MAX_TURNS_HELP, min=1)] = None,
     policy: Annotated[str | None, typer.Option(help="Master policy (default: settings, i.e. embedded gguf).")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
 ) -> None:

@@ -29,3 +29,54 @@ def test_an_unknown_perception_fails_naming_the_valid_ones(tmp_path):
         app, ["run", "--policy", "expert", "--perception", "video", "--scripts", str(scripts)], terminal_width=200
     )
     assert result.exit_code == 2 and "unknown perception 'video'" in result.output and "llm-sim" in result.output
+
+
+def test_resume_under_another_spec_is_refused_naming_what_differs(tmp_path):
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "runs.jsonl"
+    write_jsonl(generate("NC", 2, seed=5), scripts)
+    base = ["run", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    first = CliRunner().invoke(app, [*base, "--policy", "expert"], env={"COLUMNS": "400"})
+    assert first.exit_code == 0, first.output
+    written = out.read_text()
+    for extra, differs in [
+        (["--policy", "random"], 'policy.name: "random" != "expert"'),
+        (["--policy", "random", "--seed", "4"], "policy.options.seed: 4 != (unset)"),
+        (["--policy", "expert", "--max-turns", "5"], "limits.max_turns: 5 != 20"),
+    ]:
+        refused = CliRunner().invoke(app, [*base, *extra], env={"COLUMNS": "400"})
+        assert refused.exit_code == 2, refused.output
+        assert "written under another run spec" in refused.output and differs in refused.output, refused.output
+        assert out.read_text() == written  # nothing added
+    same = CliRunner().invoke(app, [*base, "--policy", "expert", "--max-turns", "20"], env={"COLUMNS": "400"})
+    assert same.exit_code == 0 and "(2 done before)" in same.output, same.output
+
+
+def test_a_file_without_run_specs_is_not_resumed(tmp_path):
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "old.jsonl"
+    write_jsonl(generate("NC", 1, seed=5), scripts)
+    args = ["run", "--policy", "expert", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    record = json.loads(out.read_text())
+    del record["spec"]  # as written before specs were recorded
+    out.write_text(json.dumps(record) + "\n")
+    refused = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert refused.exit_code == 2 and "1 record(s) without a run spec" in refused.output, refused.output
+
+
+def test_an_option_the_policy_does_not_take_is_refused_by_name(tmp_path):
+    scripts = tmp_path / "scripts.jsonl"
+    write_jsonl(generate("NC", 1, seed=5), scripts)
+    args = ["run", "--policy", "expert", "--seed", "3", "--scripts", str(scripts)]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and "policy 'expert' takes no option seed (its options: reader, protocol)" in result.output
+
+
+def test_scripts_that_reuse_ids_for_other_questions_are_not_resumed(tmp_path):
+    """Generated ids repeat across seeds (NC-000000 for every seed): a finished id must be the same question."""
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "runs.jsonl"
+    args = ["run", "--policy", "expert", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    write_jsonl(generate("NC", 2, seed=5), scripts)
+    assert CliRunner().invoke(app, args).exit_code == 0
+    write_jsonl(generate("NC", 2, seed=6), scripts)  # the same ids, other questions
+    refused = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert refused.exit_code == 2 and "2 episode(s) that asked another question under the same id" in refused.output

@@ -210,6 +210,7 @@ def test_fuzz_text_never_raises(text):
     assert isinstance(parse_turn(text, None, EPISODE), ParsedTurn | ParseError)
 
 
+@pytest.mark.slow  # 400 hypothesis examples, ~10 s
 @settings(max_examples=400, deadline=None)
 @given(shaped)
 def test_fuzz_json_shaped_input_never_raises(value):
@@ -217,6 +218,7 @@ def test_fuzz_json_shaped_input_never_raises(value):
         assert isinstance(parse_turn(content, None, EPISODE), ParsedTurn | ParseError)
 
 
+@pytest.mark.slow  # 300 hypothesis examples, ~8 s
 @settings(max_examples=300, deadline=None)
 @given(shaped)
 def test_fuzz_tool_calls_never_raise(value):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits, PolicyOutput
 from agentcvr.policies.random_policy import RandomPolicy
@@ -50,6 +52,7 @@ def test_rules_judge_and_execute_without_a_graph(pet_script, simulator):
     assert RECOVERY_KEY not in json.dumps(wire_messages(bad.messages))
 
 
+@pytest.mark.slow  # a fresh interpreter per package, ~3 s
 def test_core_imports_no_outer_package():
     """`import agentcvr` and every core module load without serve/, eval/, train/, simulator/ or scripts_gen/."""
     code = (

@@ -155,7 +155,7 @@ class GGUFPolicy:
         fitted, elided = fit_context(messages, self.context_chars, elided)
         self._elided[episode.id] = (len(messages), elided)
         turns = sum(m["role"] == "assistant" for m in messages)
-        if self.scan and turns == 0:
+        if self.scan and turns == 0 and not forced_turn(messages):  # at --max-turns 1 the first turn answers
             return PolicyOutput(content=scan_turn(episode))
         recoveries = sum(is_recovery(m) for m in messages)
         recovering = is_recovery(messages[-1]) if messages else False

@@ -11,19 +11,23 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.tasks import TASK_ORDER
+from agentcvr.terminal import fail, warn
 
 console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
 
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(2)
+def _fail(message: str) -> NoReturn:
+    fail(console, message)
 
 
 def _tasks(spec: str) -> list[str]:
@@ -52,7 +56,7 @@ def crossvid_command(
     timeout: Annotated[float, typer.Option(help="Seconds one try of one item may take.")] = 900.0,
     policy: Annotated[str, typer.Option(help="Agent mode: master policy (gguf, openai:MODEL, hf:DIR).")] = "gguf",
     base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
-    max_turns: Annotated[int, typer.Option(help="Agent mode: turns before a forced answer.", min=1)] = 20,
+    max_turns: Annotated[int, typer.Option(help=f"Agent mode: {MAX_TURNS_HELP}", min=1)] = 20,
     vlm_url: Annotated[
         str | None, typer.Option(help="VLM server: the single-pass model, or the agent's visual agent.")
     ] = None,
@@ -84,31 +88,33 @@ def crossvid_command(
     except ValueError as error:
         _fail(str(error))
     for problem in problems:
-        console.print(f"[yellow]skipped:[/] {problem}")
+        console.print(Text.assemble(("skipped:", "yellow"), f" {problem}"))
     if limit is not None:
         items = [item for task in chosen for item in [i for i in items if i.task == task][:limit]]
     if not items:
         _fail(f"no items to run under {qa_dir or root / 'QA'}")
     bad = [item for item in items if item.error]
     if bad:
-        console.print(
-            f"[yellow]{len(bad)} malformed item(s), recorded as failures:[/] " + "; ".join(i.error for i in bad[:5])
-        )
+        errors = "; ".join(i.error for i in bad[:5])
+        console.print(Text.assemble((f"{len(bad)} malformed item(s), recorded as failures:", "yellow"), f" {errors}"))
     missing = missing_media(items)
     if missing:
         examples = "; ".join(f"{key}: {paths[0]}" for key, paths in list(missing.items())[:5])
-        console.print(f"[yellow]{len(missing)} of {len(items)} item(s) miss media[/] (e.g. {examples})")
+        console.print(
+            Text.assemble((f"{len(missing)} of {len(items)} item(s) miss media", "yellow"), f" (e.g. {examples})")
+        )
         if on_missing == "fail":
             _fail("media missing: fetch them, or pass --on-missing skip to run the others")
         items = [item for item in items if item.key not in missing]
+        if not items:
+            _fail(f"every item's media are missing: nothing to run (fetch the videos under {root / 'videos'})")
+    spec, policy_part, perception_part = _run_spec(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames)
     try:
-        todo, _ = pending(items, out, resume)
-    except FileExistsError as error:
+        todo, _ = pending(items, out, resume, spec)
+    except (FileExistsError, SpecMismatch) as error:
         _fail(str(error))
-    console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}")
-    predictor, close = _predictor(
-        mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency
-    )
+    console.print(f"{len(items)} item(s), {len(todo)} to run, mode {mode}, concurrency {concurrency}", markup=False)
+    predictor, close = _predictor(spec, policy_part, perception_part, frame_cache.expanduser(), concurrency)
     needs_judge = any(i.task == "CCQA" for i in todo)
     if needs_judge and not judge_url and mode == "agent" and policy.startswith("hf"):
         _fail("CCQA with an hf: policy needs --judge-url (the embedded GGUF judge cannot share a process with torch)")
@@ -117,7 +123,7 @@ def crossvid_command(
 
     async def main():
         try:
-            return await run_items(items, predictor, out, config, judge=judge, console=console)
+            return await run_items(items, predictor, out, config, spec=spec, judge=judge, console=console)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -129,33 +135,56 @@ def crossvid_command(
     finally:
         close()
     write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
+    _check_scorable({out.stem: records})
 
 
-def _predictor(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, frame_cache, concurrency):
-    """The predictor for a mode and a function that releases it."""
-    frame_cache = frame_cache.expanduser()
+def _run_spec(
+    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames
+) -> tuple[RunSpec, Component, Component | None]:
+    """The run's spec and the components it names. Single-pass: the VLM is the predictor (the spec's policy)."""
     if mode == "single-pass":
-        from eval.crossvid.single_pass import SinglePassPredictor
-
         if not vlm_url or not vlm_model:
             _fail("--mode single-pass needs --vlm-url and --vlm-model")
-        predictor = SinglePassPredictor(vlm_url, vlm_model, frames=frames, cache_dir=frame_cache)
+        model = Component(name="single-pass", options={"base_url": vlm_url, "model": vlm_model, "frames": frames})
+        return RunSpec(policy=recorded(model)), model, None
+    vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model or "default"}} if vlm_url else {}
+    try:
+        policy_part = policy_component(policy, base_url=base_url)
+        perception_part = perception_component("real", **vlm)
+    except ValueError as error:
+        _fail(str(error))
+    spec = RunSpec(
+        policy=recorded(policy_part), perception=recorded(perception_part), limits=Limits(max_turns=max_turns)
+    )
+    return spec, policy_part, perception_part
+
+
+def _predictor(
+    spec: RunSpec, policy_part: Component, perception_part: Component | None, frame_cache: Path, concurrency: int
+):
+    """The predictor for a spec and a function that releases it."""
+    if policy_part.name == "single-pass":
+        from eval.crossvid.single_pass import SinglePassPredictor
+
+        options = policy_part.options
+        predictor = SinglePassPredictor(
+            options["base_url"], options["model"], frames=options["frames"], cache_dir=frame_cache
+        )
         return predictor, lambda: None  # its HTTP client closes inside the event loop (aclose)
     from agentcvr.agent import Agent
-    from agentcvr.components import make_perception, make_policy
-    from agentcvr.interfaces import Limits
     from eval.crossvid.agent_mode import AgentPredictor
 
-    options = {"frame_cache_dir": str(frame_cache)}
-    if vlm_url:
-        options.update(visual="vlm", vlm={"base_url": vlm_url, "model": vlm_model or "default"})
+    assert perception_part is not None and spec.limits is not None  # agent mode has both
+    cached = perception_part.model_copy(
+        update={"options": {**perception_part.options, "frame_cache_dir": str(frame_cache)}}
+    )
     try:
-        chosen = make_policy(policy, base_url=base_url)
-        perception = make_perception("real", **options)
+        chosen = make_policy(policy_part)
+        perception = make_perception(cached)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    workers = 1 if policy.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
-    predictor = AgentPredictor(Agent(chosen, perception, Limits(max_turns=max_turns)), workers)
+    workers = 1 if policy_part.name.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
+    predictor = AgentPredictor(Agent(chosen, perception, spec.limits), workers)
 
     def close():
         predictor.close()
@@ -182,16 +211,39 @@ def report_command(
         "runs/crossvid-report.md"
     ),
 ) -> None:
-    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart."""
-    from eval.crossvid.records import read_predictions
+    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart.
+    Lines that are not records, and records the official rules leave out, are counted; a run with no scorable item
+    fails (exit 1)."""
+    from eval.crossvid.records import Prediction
     from eval.crossvid.report import write_report
+    from eval.jsonl import read_records
 
     runs = {}
     for path in results:
         if not path.is_file():
             _fail(f"predictions file not found: {path}")
-        records = list(read_predictions(path).values())
-        if not records:
-            _fail(f"no prediction records in {path}")
-        runs[path.stem] = records
+        records, skipped = read_records(path, Prediction)
+        if skipped:
+            warn(console, f"{path}: {skipped.describe()}")
+        runs[path.stem] = list({record.key: record for record in records}.values())  # a retried key: its last line
     write_report(runs, out, console=console)
+    _check_scorable(runs)
+
+
+def _check_scorable(runs: dict[str, list]) -> None:
+    """Say what the official scores leave out; exit 1 when a run has nothing left to score."""
+    from eval.crossvid.scores import left_out
+
+    empty = []
+    for name, records in runs.items():
+        failed, dropped = left_out(records)
+        if failed or dropped:
+            warn(
+                console,
+                f"{name}: {failed + dropped} of {len(records)} record(s) left out of the official scores "
+                f"({failed} failed: no reply; {dropped} CCQA judgement(s) dropped)",
+            )
+        if failed + dropped == len(records):
+            empty.append(name)
+    if empty:
+        fail(console, f"no scorable item in {', '.join(empty)}: every record failed or was dropped", code=1)

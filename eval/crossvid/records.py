@@ -8,14 +8,14 @@ came (errors after retries, timeouts, an item that cannot be built): the officia
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from eval.jsonl import end_torn_line
+from agentcvr.spec import RunSpec
+from eval.jsonl import end_torn_line, read_records
 
 
 class JudgeRecord(BaseModel):
@@ -41,24 +41,14 @@ class Prediction(BaseModel):
     attempts: int = 0
     seconds: float = 0.0
     trace: dict | None = Field(default=None, description="Agent mode: the full episode trace.")
+    spec: RunSpec | None = Field(default=None, description="The run's settings (None: written before they were).")
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:
-    """Records by key, the last line for a key winning (a retried failure replaces the failure); a torn last line
-    (the process killed mid-write) is skipped."""
-    records: dict[str, Prediction] = {}
-    if not path.exists():
-        return records
-    with path.open() as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = Prediction.model_validate(json.loads(line))
-            except (json.JSONDecodeError, ValidationError):
-                continue
-            records[record.key] = record
-    return records
+    """Records by key, the last line for a key winning (a retried failure replaces the failure); lines that are not
+    records (a torn last line: the process killed mid-write) are skipped (`read_records` says which)."""
+    records, _ = read_records(path, Prediction)
+    return {record.key: record for record in records}
 
 
 class PredictionLog:

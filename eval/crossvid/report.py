@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from eval.crossvid.published import COLUMNS, PUBLISHED
 from eval.crossvid.records import Prediction
@@ -62,7 +63,7 @@ def terminal_table(runs: dict[str, list[Prediction]]) -> Table:
         table.add_column(column, justify="right")
     for label, cells in report_rows(runs):
         if not label.endswith("dropped"):
-            table.add_row(label, *cells)
+            table.add_row(Text(label), *cells)  # run names are file names: text, not markup
     return table
 
 
@@ -99,5 +100,5 @@ def write_report(runs: dict[str, list[Prediction]], path: Path, console: Console
     path.write_text(markdown(runs, chart.name))
     if console is not None:
         console.print(terminal_table(runs))
-        console.print(f"report: {path}  chart: {chart}")
+        console.print(f"report: {path}  chart: {chart}", markup=False)
     return path, chart

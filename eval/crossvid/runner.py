@@ -6,7 +6,8 @@ appended (and flushed) per finished item, resume by key, a progress bar with the
 A predictor is anything with `async predict(item) -> Reply` (the agent loop in a thread, the single-pass VLM call).
 An exception from it is retried (`retries` tries in all, exponential backoff with jitter); after the last try the
 item is recorded as failed. `Unretryable` errors (an item that cannot be built, a missing file) fail at once.
-With `resume`, items recorded as ok are skipped and failed ones are tried again (the last line for a key wins).
+With `resume`, items recorded as ok are skipped and failed ones are tried again (the last line for a key wins),
+and only under the same run spec (`agentcvr.spec`), which every record carries.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from agentcvr.spec import RunSpec, check_resume
 from agentcvr.tasks import TASK_ORDER
 from eval.crossvid.judge import Judge
 from eval.crossvid.loader import CrossVidItem
@@ -84,11 +86,16 @@ class RunningScore:
         return " ".join(parts) or "starting"
 
 
-def pending(items: Sequence[CrossVidItem], out: Path, resume: bool) -> tuple[list[CrossVidItem], dict[str, Prediction]]:
-    """(items still to run, records already finished); without resume an existing non-empty file is an error."""
+def pending(
+    items: Sequence[CrossVidItem], out: Path, resume: bool, spec: RunSpec
+) -> tuple[list[CrossVidItem], dict[str, Prediction]]:
+    """(items still to run, records already finished); without resume an existing non-empty file is an error, and
+    with it a file written under another spec (`SpecMismatch`, naming what differs)."""
     if out.exists() and out.stat().st_size and not resume:
         raise FileExistsError(f"{out} already holds predictions: pass --resume to continue it, or choose another --out")
-    done = {key: r for key, r in read_predictions(out).items() if r.status == "ok"} if resume else {}
+    written = read_predictions(out) if resume else {}
+    check_resume(out, spec, (record.spec for record in written.values()))
+    done = {key: r for key, r in written.items() if r.status == "ok"}
     return [item for item in items if item.key not in done], done
 
 
@@ -97,13 +104,16 @@ async def run_items(
     predictor: Predictor,
     out: Path,
     config: RunConfig | None = None,
+    *,
+    spec: RunSpec,
     judge: Judge | None = None,
     console: Console | None = None,
     on_record: Callable[[Prediction], None] | None = None,
 ) -> list[Prediction]:
-    """Run every pending item and return all records of `items` (finished before and now), in item order."""
+    """Run every pending item under `spec` and return all records of `items` (finished before and now), in item
+    order."""
     config = config or RunConfig()
-    todo, done = pending(items, out, config.resume)
+    todo, done = pending(items, out, config.resume, spec)
     log = PredictionLog(out)
     running = RunningScore()
     for record in done.values():
@@ -121,7 +131,7 @@ async def run_items(
     async def one(item: CrossVidItem) -> None:
         nonlocal last_refresh
         async with semaphore:
-            record = await _predict(item, predictor, config)
+            record = await _predict(item, predictor, config, spec)
             if item.task == "CCQA" and record.status == "ok" and judge is not None:
                 record.judge = await judge.score(item.raw, record.output)
         log.append(record, sync=config.fsync)
@@ -145,9 +155,10 @@ async def run_items(
     return [done[item.key] for item in items if item.key in done]
 
 
-async def _predict(item: CrossVidItem, predictor: Predictor, config: RunConfig) -> Prediction:
+async def _predict(item: CrossVidItem, predictor: Predictor, config: RunConfig, spec: RunSpec) -> Prediction:
     started = time.perf_counter()
     base = {
+        "spec": spec,
         "key": item.key,
         "task": item.task,
         "item_id": item.raw["id"],

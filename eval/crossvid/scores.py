@@ -41,6 +41,16 @@ def official_item(record: Prediction) -> tuple[float, float] | None:
     return float(output == gold), 1.0
 
 
+def left_out(records: Iterable[Prediction]) -> tuple[int, int]:
+    """(failed records, CCQA judgements dropped): what the official rules leave out of the denominator."""
+    failed = dropped = 0
+    for record in records:
+        if official_item(record) is None:
+            failed += record.status != "ok"
+            dropped += record.status == "ok"
+    return failed, dropped
+
+
 def strict_item(record: Prediction) -> tuple[float, float]:
     """(score, weight) under the strict rules: always counted."""
     if record.task == "CCQA":

@@ -22,8 +22,10 @@ import typer
 from rich.console import Console
 
 from agentcvr.episode import Episode
+from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.tasks.registry import keyword_judge
+from agentcvr.terminal import fail
 from eval.crossvid.loader import CrossVidItem
 from eval.crossvid.records import JudgeRecord
 
@@ -74,16 +76,17 @@ def synth_command(
     perception: Annotated[
         str, typer.Option(help="Perception: real (the rendered MP4s) or sim (the script simulator).")
     ] = "real",
-    max_turns: Annotated[int, typer.Option(help="Turns before a forced answer.", min=1)] = 12,
+    max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 12,
     resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished episodes.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one episode may take.")] = 600.0,
 ) -> None:
     """Generate, render and run synthetic episodes with the embedded CPU stack (or the simulator: --perception sim);
     score and report like CrossVid."""
     from agentcvr.agent import Agent
-    from agentcvr.components import make_perception, make_policy
+    from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
     from agentcvr.interfaces import Limits
     from agentcvr.script import write_jsonl
+    from agentcvr.spec import RunSpec, SpecMismatch
     from eval.crossvid.agent_mode import AgentPredictor
     from eval.crossvid.report import write_report
     from eval.crossvid.runner import RunConfig, pending, run_items
@@ -95,26 +98,26 @@ def synth_command(
     rendered.mkdir(parents=True, exist_ok=True)
     write_jsonl(scripts, scripts_file)
     report = render_scripts(scripts_file, rendered, progress=True)
-    console.print(f"rendered {report.scripts} episode(s), {report.skipped} already there, in {report.seconds:.0f} s")
+    console.print(
+        f"rendered {report.scripts} episode(s), {report.skipped} already there, in {report.seconds:.0f} s", markup=False
+    )
     wanted = {s.id for s in scripts}
     items, by_id = synth_items(rendered)
     items = [item for item in items if item.raw["id"] in wanted]
     try:
-        pending(items, out, resume)
-    except FileExistsError as error:
-        console.print(f"[bold red]error:[/] {error}")
-        raise typer.Exit(2) from None
-    chosen = make_policy(policy, by_id)
-    try:
-        backend = make_perception(perception, by_id)
-    except ValueError as error:
-        console.print(f"[bold red]error:[/] {error}")
-        raise typer.Exit(2) from None
-    predictor = AgentPredictor(Agent(chosen, backend, Limits(max_turns=max_turns)), workers=1)
+        policy_part, perception_part = policy_component(policy), perception_component(perception)
+        spec = RunSpec(
+            policy=recorded(policy_part), perception=recorded(perception_part), limits=Limits(max_turns=max_turns)
+        )
+        pending(items, out, resume, spec)
+        chosen, backend = make_policy(policy_part, by_id), make_perception(perception_part, by_id)
+    except (FileExistsError, SpecMismatch, ValueError, FileNotFoundError) as error:
+        fail(console, str(error))
+    predictor = AgentPredictor(Agent(chosen, backend, spec.limits), workers=1)
     judge = KeywordJudge({item.raw["id"]: item.episode for item in items if item.episode is not None})
     config = RunConfig(concurrency=1, retries=1, timeout=timeout, resume=resume)
     try:
-        records = asyncio.run(run_items(items, predictor, out, config, judge=judge, console=console))
+        records = asyncio.run(run_items(items, predictor, out, config, spec=spec, judge=judge, console=console))
     finally:
         predictor.close()
         if hasattr(backend, "close"):

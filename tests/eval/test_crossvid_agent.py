@@ -3,15 +3,23 @@ HTTP stub), a UAV view read from its folder of frames like a video, the whole tr
 
 import asyncio
 
+import pytest
+
 from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
 from agentcvr.perception.real import RealPerception
 from agentcvr.policies.scripted import ScriptedPolicy
+from agentcvr.spec import Component, RunSpec
 from eval.crossvid.agent_mode import AgentPredictor
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
 from eval.crossvid.runner import RunConfig, run_items
 from tests.eval.crossvid_fixture import write_crossvid
 from tests.openai_stub import OpenAIStub
+
+SPEC = RunSpec(policy=Component(name="scripted"), perception=Component(name="real"), limits=Limits())
+
+pytestmark = pytest.mark.slow  # decodes the fixture videos through real perception
 
 
 def call(name, **arguments):
@@ -38,7 +46,7 @@ def test_agent_reads_a_uav_frame_folder_as_a_video(tmp_path):
         perception = RealPerception(visual="vlm", vlm={"base_url": stub.base_url, "model": "vlm"})
         predictor = AgentPredictor(Agent(policy, perception))
         try:
-            records = asyncio.run(run_items(items, predictor, out, RunConfig(concurrency=1)))
+            records = asyncio.run(run_items(items, predictor, out, RunConfig(concurrency=1), spec=SPEC))
         finally:
             predictor.close()
             perception.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcvr.spec import Component, RunSpec
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
 from eval.crossvid.report import markdown, write_report
@@ -20,6 +21,7 @@ from eval.crossvid.single_pass import SinglePassPredictor
 from tests.eval.crossvid_fixture import write_crossvid
 from tests.openai_stub import OpenAIStub
 
+SPEC = RunSpec(policy=Component(name="single-pass", options={"model": "stub", "frames": 128}))
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -39,6 +41,7 @@ def answer_for(request):
     return "B "
 
 
+@pytest.mark.slow  # decodes 128 frames per item of the fixture tree, ~6 s
 def test_single_pass_speaks_the_official_protocol(tree, tmp_path):
     items, _ = load_crossvid(tree)
     out = tmp_path / "sp.jsonl"
@@ -49,7 +52,7 @@ def test_single_pass_speaks_the_official_protocol(tree, tmp_path):
         async def run():
             predictor = SinglePassPredictor(stub.base_url, "vlm", cache_dir=tmp_path / "frames")
             try:
-                return await run_items(items, predictor, out, RunConfig(concurrency=4))
+                return await run_items(items, predictor, out, RunConfig(concurrency=4), spec=SPEC)
             finally:
                 await predictor.aclose()
 
@@ -92,7 +95,7 @@ def test_single_pass_speaks_the_official_protocol(tree, tmp_path):
         async def second():
             predictor = SinglePassPredictor(stub.base_url, "other-vlm", cache_dir=tmp_path / "frames")
             try:
-                await run_items(items, predictor, tmp_path / "second.jsonl", RunConfig(concurrency=4))
+                await run_items(items, predictor, tmp_path / "second.jsonl", RunConfig(concurrency=4), spec=SPEC)
                 return predictor.cache
             finally:
                 await predictor.aclose()
@@ -118,20 +121,23 @@ class Flaky:
 def test_retries_with_backoff_then_failure_is_recorded(tree, tmp_path):
     items, _ = load_crossvid(tree, tasks=["NC", "CC"])
     config = RunConfig(concurrency=2, retries=3, backoff=0.01)
-    records = asyncio.run(run_items(items, Flaky(failures=2), tmp_path / "a.jsonl", config))
+    records = asyncio.run(run_items(items, Flaky(failures=2), tmp_path / "a.jsonl", config, spec=SPEC))
     assert [(r.status, r.attempts) for r in records] == [("ok", 3), ("ok", 3)]
-    records = asyncio.run(run_items(items, Flaky(failures=5), tmp_path / "b.jsonl", config))
+    records = asyncio.run(run_items(items, Flaky(failures=5), tmp_path / "b.jsonl", config, spec=SPEC))
     assert [(r.status, r.error) for r in records] == [("failed", "ConnectionError: server down")] * 2
-    records = asyncio.run(run_items(items, Flaky(sleep=1.0), tmp_path / "c.jsonl", RunConfig(retries=1, timeout=0.05)))
+    records = asyncio.run(
+        run_items(items, Flaky(sleep=1.0), tmp_path / "c.jsonl", RunConfig(retries=1, timeout=0.05), spec=SPEC)
+    )
     assert [r.error for r in records] == ["timed out after 0.05 s"] * 2
     # resume retries the failed ones and skips nothing else; the last line for a key wins
-    records = asyncio.run(run_items(items, Flaky(), tmp_path / "b.jsonl", RunConfig(resume=True)))
+    records = asyncio.run(run_items(items, Flaky(), tmp_path / "b.jsonl", RunConfig(resume=True), spec=SPEC))
     assert [r.status for r in records] == ["ok", "ok"]
     assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 4
     with pytest.raises(FileExistsError, match="--resume"):
-        asyncio.run(run_items(items, Flaky(), tmp_path / "b.jsonl", RunConfig()))
+        asyncio.run(run_items(items, Flaky(), tmp_path / "b.jsonl", RunConfig(), spec=SPEC))
 
 
+@pytest.mark.slow  # two real processes, ~10 s
 def test_kill_9_then_resume_scores_every_item_once(tmp_path):
     """A real `agentcvr eval crossvid` process is killed mid-run; `--resume` finishes without duplicates or losses."""
     items = {"NC": [{**json.loads(json.dumps(_nc())), "id": i} for i in range(40)]}
@@ -178,8 +184,8 @@ def _nc():
 
 def test_report_sets_runs_beside_the_published_rows(tree, tmp_path):
     items, _ = load_crossvid(tree)
-    good = asyncio.run(run_items(items, Flaky(), tmp_path / "good.jsonl", RunConfig(concurrency=4)))
-    bad = asyncio.run(run_items(items, Flaky(failures=9), tmp_path / "bad.jsonl", RunConfig(retries=1)))
+    good = asyncio.run(run_items(items, Flaky(), tmp_path / "good.jsonl", RunConfig(concurrency=4), spec=SPEC))
+    bad = asyncio.run(run_items(items, Flaky(failures=9), tmp_path / "bad.jsonl", RunConfig(retries=1), spec=SPEC))
     text = markdown({"good": good, "bad": bad})
     assert "| good (official) |" in text and "| good (strict) |" in text and "| bad (strict) |" in text
     assert "| AgentCVR-8B (published) | 33.88 | 43.65 |" in text
@@ -216,5 +222,13 @@ def test_cli_reports_missing_media_then_skips_or_fails(tmp_path):
     assert records["CC/5"].status == "failed" and records["CC/5"].attempts == 0
     again = runner.invoke(app, [*base, "--vlm-url", stub.base_url, "--on-missing", "skip"])
     assert again.exit_code == 2 and "--resume" in again.output
+    other = [arg if arg != "m" else "other-vlm" for arg in base]
+    refused = runner.invoke(app, [*other, "--vlm-url", stub.base_url, "--on-missing", "skip", "--resume"])
+    assert refused.exit_code == 2 and 'policy.options.model: "other-vlm" != "m"' in " ".join(refused.output.split())
+    # the server's URL says where the model runs, not what it is: the same spec resumes (NC/0 is done, CC/5 cannot
+    # be built, so nothing is asked)
+    resumed = runner.invoke(app, [*base, "--vlm-url", "http://127.0.0.1:9/v1", "--on-missing", "skip", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert {r.spec.digest for r in read_predictions(tmp_path / "r.jsonl").values()} == {records["NC/0"].spec.digest}
     report = runner.invoke(app, ["eval", "report", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "rep.md")])
     assert report.exit_code == 0 and "| r (official) | – | 100.00 | – |" in (tmp_path / "rep.md").read_text()

@@ -4,7 +4,10 @@ import json
 
 from agentcvr.agent import Agent
 from agentcvr.policies.scripted import ScriptedPolicy
+from agentcvr.spec import Component, RunSpec
 from eval.runner import load_results, run_episodes, score_table, summarize
+
+SPEC = RunSpec(policy=Component(name="scripted"), perception=Component(name="sim"))
 
 
 def answer(letter):
@@ -23,16 +26,17 @@ def test_results_are_appended_and_resumed(tmp_path, pet_script, simulator):
         calls.append(episode.id)
         return Agent(ScriptedPolicy([answer("B")]), sim).run(episode)
 
-    first = run_episodes(run_one, episodes[:1], out=out)
+    first = run_episodes(run_one, episodes[:1], SPEC, out=out)
     assert [r.official for r in first] == [1.0]
     with out.open("a") as handle:
         handle.write('{"result": {"episode_id": "torn')  # a crash mid-write
-    both = run_episodes(run_one, episodes, out=out)
+    both = run_episodes(run_one, episodes, SPEC, out=out)
     assert calls == ["pets-1", "pets-2"]  # the finished one was skipped
     assert [r.result.episode_id for r in both] == ["pets-1", "pets-2"]
     assert set(load_results(out)) == {"pets-1", "pets-2"}
     line = json.loads(out.read_text().splitlines()[0])
     assert line["result"]["steps"][0]["tool"] == "answer"  # the trace is kept with the score
+    assert RunSpec.model_validate(line["spec"]).digest == SPEC.digest  # and the settings behind it
 
 
 def test_summary_counts_failures_and_turns(pet_script, simulator):

@@ -18,7 +18,7 @@ from agentcvr.perception.media import probe
 from agentcvr.perception.real import _frame_probe
 from tests.rendered import FACTS, needs_tools
 
-pytestmark = needs_tools
+pytestmark = [needs_tools, pytest.mark.slow]  # tesseract and ffmpeg, ~8 s to set up
 
 
 @pytest.fixture(scope="module")

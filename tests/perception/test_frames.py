@@ -19,6 +19,8 @@ from agentcvr.perception.media import (
     probe,
 )
 
+pytestmark = pytest.mark.slow  # renders its videos with ffmpeg first, ~7 s
+
 
 def test_probe_reads_the_rendered_stream_facts(video, silent_video):
     info = probe(video)

@@ -141,6 +141,15 @@ def test_a_scanning_master_first_looks_at_every_video_whole_for_the_question_and
     assert len(policy.timings) == calls  # written for the model: no generation spent on it
 
 
+def test_a_scanning_master_given_one_turn_answers_at_once(policy, umbrella_script, monkeypatch):
+    """`--max-turns 1`: the first turn is the forced answer, so the scan is skipped (it used to end in turn_limit)."""
+    monkeypatch.setattr(policy, "scan", True)
+    table = {umbrella_script.id: umbrella_script}
+    result = Agent(policy, ScriptSimulator(table), Limits(max_turns=1)).run(umbrella_script.episode)
+    assert (result.turns, result.forced, result.failure, result.tool_calls) == (1, True, None, 0)
+    assert result.answer in {"A", "B", "C", "D"}
+
+
 def _at_the_answer(episode) -> list[dict]:
     """The conversation at the forced answer, after one look that found the umbrella in video 2."""
     forced = {"role": "user", "content": FORCE_ANSWER.format(answer_format="Answer with the letter."), FORCED_KEY: True}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from statistics import mean
 
+import pytest
+
 from agentcvr.agent import Agent
 from agentcvr.policies.random_policy import RandomPolicy
 from agentcvr.tasks import TASK_ORDER
@@ -34,6 +36,7 @@ def test_same_seed_same_trace_other_seed_other_trace():
     assert traces(0) != traces(1)
 
 
+@pytest.mark.slow  # hundreds of episodes, ~13 s
 def test_random_scores_near_chance():
     # 60 episodes per task, 600 in all: the pooled mean has a standard error of about 0.01.
     scripts = [s for task in TASK_ORDER for s in generate(task, 60, seed=43)]

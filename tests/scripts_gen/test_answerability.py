@@ -17,6 +17,7 @@ N = 200
 TOLERANCE = {"FSA": 0.06, "CCQA": 0.05}  # FSA: a scaled reference keeps a weak real-world prior (~+0.035 IoU)
 
 
+@pytest.mark.slow  # hundreds of episodes per task kind, ~13 s for the ten
 @pytest.mark.parametrize("task", TASK_ORDER)
 def test_question_only_baselines_stay_near_chance(task):
     train, test = generate(task, N, seed=101), generate(task, N, seed=100)

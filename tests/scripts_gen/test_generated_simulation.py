@@ -100,6 +100,7 @@ def _plain_scan(script: Script, query: Observe | Listen, max_events: int = 8) ->
     return [e.visual for e in sorted(hits, key=lambda e: (e.start, e.end))]
 
 
+@pytest.mark.slow  # every generated script both ways, ~25 s
 def test_indexed_lookup_matches_a_plain_scan():
     rng = random.Random(1)
     checked = 0

@@ -11,7 +11,7 @@ from agentcvr.script import Event, Script, VideoScript, write_jsonl
 from scripts_gen.render import RenderConfig, load_rendered, render_scripts, render_timeline
 from tests.rendered import facts_script, needs_tools, render_facts
 
-pytestmark = needs_tools
+pytestmark = [needs_tools, pytest.mark.slow]  # renders MP4s with ffmpeg
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,15 @@ import threading
 import time
 
 import httpx
+import pytest
 
 BODY = {
     "question": "Which video shows a dog running?",
     "options": ["A. Video 1", "B. Video 2"],
     "videos": [{"path": "cat.mp4"}, {"path": "dog.mp4"}],
 }
+
+pytestmark = pytest.mark.slow  # a live server on rendered videos, ~20 s in all
 
 
 def sse_events(response: httpx.Response) -> list[dict]:

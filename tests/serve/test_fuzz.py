@@ -3,11 +3,14 @@ request, valid or not, the answer is never a 5xx, and the server keeps answering
 
 from __future__ import annotations
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
 from serve.app import create_app
 from serve.settings import Settings
+
+pytestmark = pytest.mark.slow  # schemathesis generates hundreds of requests
 
 # The schema the live server publishes (building the app loads no models; the lifespan does, in the server fixture).
 schema = schemathesis.openapi.from_dict(create_app(Settings()).openapi())

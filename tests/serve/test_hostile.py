@@ -10,6 +10,8 @@ import pytest
 GOOD = {"question": "Which video shows a dog?", "options": ["A. Video 1", "B. Video 2"]}
 TWO = [{"path": "cat.mp4"}, {"path": "dog.mp4"}]
 
+pytestmark = pytest.mark.slow  # a live server on rendered videos
+
 
 def body(**fields) -> dict:
     return {**GOOD, "videos": TWO, **fields}

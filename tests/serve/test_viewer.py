@@ -10,7 +10,7 @@ import pytest
 from tests.serve.test_answer import BODY
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs the apt package chromium")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="needs the apt package chromium"), pytest.mark.slow]
 
 
 def test_viewer_in_headless_chromium(client, server, stub, tmp_path):

@@ -57,4 +57,4 @@ def curate_command(
             handle.flush()
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     kept = sum(r["keep"] for r in rows)
-    console.print(f"{kept}/{len(rows)} kept ({len(videos) - len(todo)} already in {out}); report: {out}")
+    console.print(f"{kept}/{len(rows)} kept ({len(videos) - len(todo)} already in {out}); report: {out}", markup=False)

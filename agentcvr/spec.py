@@ -1,0 +1,98 @@
+"""The run specification: everything that decides what a run computes, with a stable hash.
+
+A run's answers depend on the policy and its options, the perception and its options (the simulator, or real
+perception with its VLM), and the limits. Every record a run writes carries its `RunSpec`; resuming into a file
+written under another spec would mix two runs in one table, so it is refused, naming what differs:
+
+    spec = RunSpec(policy=Component(name="expert"), perception=Component(name="sim"), limits=Limits())
+    check_resume(Path("runs/expert.jsonl"), spec, [record.spec for record in records])   # raises SpecMismatch
+
+Options that change how fast or where a run goes, never what it answers (timeouts, workers, caches, server URLs,
+keys), are left out by the builder (`agentcvr.components.recorded`), so a resumed run may change them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentcvr.interfaces import Limits
+
+
+class Component(BaseModel):
+    """One swappable part by its short name (`gguf:qwen2.5-coder-1.5b`, `sim`, `real`) and the options it was built
+    with (defaults left out, so an explicit default and no option are the same spec)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunSpec(BaseModel):
+    """What a run computes with. `perception` and `limits` are None for a predictor that has neither (CrossVid's
+    single-pass VLM, which is the `policy` there)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    policy: Component
+    perception: Component | None = None
+    limits: Limits | None = None
+
+    def canonical(self) -> str:
+        """Sorted-key compact JSON: the same settings always give the same text."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def digest(self) -> str:
+        """The first 16 hex digits of the canonical JSON's sha256."""
+        return hashlib.sha256(self.canonical().encode()).hexdigest()[:16]
+
+    def differences(self, other: RunSpec) -> list[str]:
+        """`field: this != other` for every dotted field whose value differs."""
+        mine, theirs = _flat(self.model_dump(mode="json")), _flat(other.model_dump(mode="json"))
+        missing = object()
+        return [
+            f"{key}: {_show(mine.get(key, missing))} != {_show(theirs.get(key, missing))}"
+            for key in sorted(mine.keys() | theirs.keys())
+            if mine.get(key, missing) != theirs.get(key, missing)
+        ]
+
+
+class SpecMismatch(ValueError):
+    """An output file holds records of another run specification (or of none)."""
+
+
+def check_resume(path: Path, spec: RunSpec, written: Iterable[RunSpec | None]) -> None:
+    """Refuse to add to `path` unless every record already there was written under `spec`."""
+    unrecorded = 0
+    for other in written:
+        if other is None:
+            unrecorded += 1
+        elif other.digest != spec.digest:
+            differs = "; ".join(spec.differences(other))
+            raise SpecMismatch(
+                f"{path} was written under another run spec ({other.digest}, this run: {spec.digest}); it differs in "
+                f"{differs} (this run's value first). Use another --out, or the same settings to resume."
+            )
+    if unrecorded:
+        raise SpecMismatch(
+            f"{path} holds {unrecorded} record(s) without a run spec (written before specs were recorded): their "
+            "settings are unknown, so this run cannot resume it. Use another --out."
+        )
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        flat: dict[str, Any] = {}
+        for key, inner in value.items():
+            flat |= _flat(inner, f"{prefix}.{key}" if prefix else key)
+        return flat
+    return {prefix: value}
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if not isinstance(value, str | int | float | bool | list | type(None)) else json.dumps(value)

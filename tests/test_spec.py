@@ -1,0 +1,65 @@
+"""The run spec: one hash for one set of settings, whatever way they were given, and what differs named."""
+
+import pytest
+
+from agentcvr.components import perception_component, policy_component, recorded
+from agentcvr.interfaces import Limits
+from agentcvr.spec import Component, RunSpec, SpecMismatch, check_resume
+
+
+def spec(policy: str = "random", limits: Limits | None = None, **options) -> RunSpec:
+    return RunSpec(
+        policy=recorded(policy_component(policy, **options)),
+        perception=recorded(perception_component("sim")),
+        limits=limits or Limits(),
+    )
+
+
+def test_an_explicit_default_and_no_option_are_one_spec():
+    assert spec(seed=0).digest == spec().digest == spec(seed=None).digest
+    assert spec(seed=1).digest != spec().digest
+    assert len(spec().digest) == 16 and spec().canonical() == spec().canonical()
+
+
+def test_operational_options_and_secrets_are_not_recorded():
+    fast = perception_component("real", visual_workers=4, frame_cache_dir="/tmp/frames", observe_timeout=5.0)
+    slow = perception_component("real")
+    assert recorded(fast) == recorded(slow)
+    with_vlm = perception_component("real", visual="vlm", vlm={"base_url": "http://a/v1", "model": "m", "api_key": "k"})
+    assert recorded(with_vlm).options == {"visual": "vlm", "vlm": {"model": "m"}}  # the model, not where it runs
+
+
+def test_differences_name_dotted_fields():
+    mine = spec("random", Limits(max_turns=3), seed=2)
+    theirs = spec("random")
+    assert mine.differences(theirs) == ["limits.max_turns: 3 != 20", "policy.options.seed: 2 != (unset)"]
+
+
+def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
+    path = tmp_path / "out.jsonl"
+    check_resume(path, spec(), [spec(), spec(seed=0)])  # the same spec: fine
+    with pytest.raises(SpecMismatch, match='policy.name: "expert" != "random"'):
+        check_resume(path, spec("expert"), [spec()])
+    with pytest.raises(SpecMismatch, match="2 record"):
+        check_resume(path, spec(), [None, None])
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: policy_component("random", sed=1), "policy 'random' takes no option sed (its options: reader, seed)"),
+        (lambda: policy_component("gguf", base_url="http://x"), "policy 'gguf' takes no option base_url"),
+        (lambda: perception_component("sim", max_event=2), "perception 'sim' takes no option max_event"),
+        (lambda: perception_component("real", visul="vlm"), "perception 'real' takes no option visul"),
+        (lambda: policy_component("random", seed="many"), "policy 'random': bad option seed"),
+        (lambda: policy_component("robot"), "unknown policy 'robot'"),
+    ],
+)
+def test_unknown_or_bad_options_are_refused_by_name(make, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make()
+
+
+def test_a_component_spec_is_frozen():
+    with pytest.raises(ValueError):
+        Component(name="sim", extra=1)
