@@ -9,6 +9,7 @@ last point; at the end the best checkpoint by held-out accuracy is kept as `read
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -81,7 +82,6 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
         point = {"examples": 0, "seconds": 0.0, "loss": None, **accuracy(model, encoding, heldout)}
         curve_path.write_text(json.dumps(point) + "\n")
         print(json.dumps(point), flush=True)
-    order = list(range(len(train)))
     losses: list[float] = []
     clock = time.perf_counter()
     elapsed0 = _last_seconds(curve_path)
@@ -95,9 +95,10 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
     with Progress(*columns) as progress:
         bar = progress.add_task("fit", total=run.examples, completed=seen, note="")
         while seen < run.examples:
-            batch = [train[order[(seen + k) % len(order)]] for k in range(run.batch_size)]
-            if (seen // len(order)) != ((seen + run.batch_size) // len(order)):
-                rng.shuffle(order)
+            batch = [
+                train[_shuffled(len(train), run.seed, (seen + k) // len(train))[(seen + k) % len(train)]]
+                for k in range(run.batch_size)
+            ]
             ids, mask, types, spans, orders = encoding.batch(batch, rng)
             scores = model(ids, mask, types, spans)
             loss = torch.stack([loss_of(s, item, o) for s, item, o in zip(scores, batch, orders, strict=True)]).mean()
@@ -129,6 +130,15 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
                 torch.save(state, checkpoint.with_suffix(".tmp"))
                 checkpoint.with_suffix(".tmp").replace(checkpoint)
     return {"best": best}
+
+
+@functools.lru_cache(maxsize=2)
+def _shuffled(count: int, seed: int, epoch: int) -> list[int]:
+    """The order of one pass over the items: fixed by seed and pass, so a resumed run continues the same order (the
+    pools are written one task kind after another: unshuffled, the first 800 examples were all BU)."""
+    order = list(range(count))
+    random.Random(f"{seed}-{epoch}").shuffle(order)
+    return order
 
 
 def _last_seconds(curve: Path) -> float:
