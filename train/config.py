@@ -70,6 +70,11 @@ class AgentConfig(_Section):
         default="tools", description="How the policy writes actions: tool calls, or the published JSON protocol."
     )
     max_turn_tokens: int = Field(default=128, description="Tokens the policy may sample in one turn.")
+    reader: str | None = Field(
+        default=None,
+        description="A trained reader folder (agentcvr train-reader): it answers the choice tasks in rollouts and "
+        "held-out evaluation, so GRPO rewards the policy's looking by what the reader makes of it.",
+    )
 
 
 class SFTConfig(_Section):

@@ -19,6 +19,7 @@ from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception
 from train.config import TrainConfig
+from train.reader import load_reader
 from train.rewards import Correctness, EvidenceReward, FormatBonus
 from train.rollout import RolloutFunc
 
@@ -113,7 +114,13 @@ def build_trainer(
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
     rollouts = RolloutFunc(
-        episodes, perception, limits, cfg.agent.protocol, tool_schemas(), max_new_tokens=cfg.agent.max_turn_tokens
+        episodes,
+        perception,
+        limits,
+        cfg.agent.protocol,
+        tool_schemas(),
+        max_new_tokens=cfg.agent.max_turn_tokens,
+        reader=load_reader(cfg.agent.reader),
     )
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
         from train.methods.jigsaw import JigsawReward

@@ -163,7 +163,9 @@ class Run:
         `teacher_looks` the teacher (`sft.teacher`) makes the calls and the policy only answers: its reading, apart
         from looking."""
         from agentcvr.policies.hf_policy import HFPolicy
+        from agentcvr.policies.read_answers import ReaderAnswers
         from train.evaluate import evaluate
+        from train.reader import load_reader
         from train.trajectories import scripts_by_id
 
         path = self.out / f"eval_{name}.json"
@@ -181,6 +183,9 @@ class Run:
                 max_new_tokens=e.max_new_tokens,
                 device=e.device,
             )
+        if (reader := load_reader(self.cfg.agent.reader)) is not None:  # the reader answers the choice tasks
+            policy = ReaderAnswers(policy, reader)
+            teacher = ReaderAnswers(teacher, reader)
         report = evaluate(
             policy,
             self.heldout,

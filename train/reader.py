@@ -21,7 +21,7 @@ from agentcvr.components import make_perception, make_policy
 from agentcvr.interfaces import Limits
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.policies.teaching import looks
-from agentcvr.reader import ReadingItem
+from agentcvr.reader import Reader, ReadingItem
 from agentcvr.reading import evidence_text, option_letters, seen_from
 from agentcvr.script import Script
 
@@ -60,3 +60,8 @@ def loss_of(scores: torch.Tensor, item: ReadingItem, order: list[int]) -> torch.
     if item.multi:
         return nn.functional.binary_cross_entropy_with_logits(scores, labels)
     return nn.functional.cross_entropy(scores.unsqueeze(0), labels.argmax().unsqueeze(0))
+
+
+def load_reader(folder: str | None) -> Reader | None:
+    """The reader a run's `agent.reader` names, or None when it names none."""
+    return None if folder is None else Reader.load(Path(folder))

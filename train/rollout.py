@@ -17,6 +17,9 @@ policy's own turns without tool output) reach the reward functions as keyword li
 batch run together, one thread each: `TurnBatcher` holds each episode's next turn until every live episode has asked
 for one, then samples them as one left-padded batch, its rows in episode order (so a seeded run samples the same
 rollouts again, whichever thread asks first).
+
+With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
+scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import torch
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
+from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.session import EpisodeRules
 
 
@@ -251,8 +255,9 @@ class RolloutFunc:
         protocol: str = "tools",
         tools: list[dict] | None = None,
         max_new_tokens: int = 128,
+        reader: Answerer | None = None,
     ):
-        self.episodes, self.perception, self.limits = episodes, perception, limits
+        self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
         self.seconds = {"simulator": 0.0, "total": 0.0}
         self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
@@ -313,7 +318,8 @@ class RolloutFunc:
 
     def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):
         """One episode through the agent; the simulator's time is read from the trace."""
-        result, _ = Agent(policy, self.perception, self.limits).converse(episode, messages=prompt)
+        acting = policy if self.reader is None else ReaderAnswers(policy, self.reader)
+        result, _ = Agent(acting, self.perception, self.limits).converse(episode, messages=prompt)
         self.seconds["simulator"] += sum(step.tool_seconds for step in result.steps)
         self.episodes_run += 1
         self.turns_run += result.turns

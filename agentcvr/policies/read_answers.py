@@ -9,6 +9,7 @@ master's token counts, and its text says what the master had written, so a trace
 from __future__ import annotations
 
 import re
+import threading
 from typing import TYPE_CHECKING, Protocol
 
 from agentcvr.actions import Answer
@@ -47,6 +48,7 @@ class ReaderAnswers:
     def __init__(self, master: Policy, reader: Answerer):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
+        self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         output = self.master.act(messages, episode)
@@ -57,7 +59,8 @@ class ReaderAnswers:
             return output
         own = next(a.answer for a in parsed.actions if isinstance(a, Answer))
         seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
-        chosen = self.reader.answer(episode, seen)
+        with self._reading:
+            chosen = self.reader.answer(episode, seen)
         thought = reader_thought(chosen, own)
         turn = write_turn([("answer", {"answer": chosen})], self.protocol, f"reader_{len(messages)}", thought=thought)
         if turn.tool_calls:

@@ -11,7 +11,7 @@ import torch
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
 from agentcvr.models import READER_BASE, ensure_model
-from agentcvr.policies.read_answers import ReaderAnswers
+from agentcvr.policies.read_answers import ReaderAnswers, masters_answer
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.reader import Encoding, OptionReader, Reader, choose
 from scripts_gen.generate import generate_one
@@ -130,3 +130,22 @@ def test_train_reader_command_writes_a_curve_and_a_reader(tmp_path):
     assert again.exit_code == 0 and len((out / "curve.jsonl").read_text().splitlines()) == 2
     bad = CliRunner().invoke(app, ["train-reader", "--out", str(out), "--tasks", "FSA"])
     assert bad.exit_code != 0 and "not choice task kinds" in bad.output
+
+
+def test_rollouts_with_a_reader_take_its_answers_on_choice_tasks(warm_start, base, tmp_path):
+    from tests.train.conftest import trainer_over
+
+    model, encoding = base
+    Reader(model, encoding).save(tmp_path / "reader")
+    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "temperature": 0.1}
+    agent = {"max_turn_tokens": 48, "reader": str(tmp_path / "reader")}
+    trainer, rows, _, cfg = trainer_over(warm_start, tmp_path, agent=agent, grpo=grpo)
+    inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows = inputs
+    torch.manual_seed(1)
+    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
+    answered = [r for r in out["trace"] if r.answer is not None]
+    assert answered  # the memorized policy answers its PI episodes
+    for result in answered:  # PI is a choice task: each answer is the reader's, the policy's own kept in the thought
+        assert masters_answer(result.steps[-1].thought) is not None
+        assert result.answer in {"A", "B", "C", "D", "E", "F"}
