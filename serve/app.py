@@ -6,6 +6,7 @@ agentcvr serve --port 8000                    # the same, with command-line opti
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 
@@ -17,6 +18,7 @@ from serve import errors
 from serve.metrics import Metrics
 from serve.routes import answer, health, traces
 from serve.settings import Settings, get_settings
+from serve.shutdown import on_exit_signal
 from serve.workers import load_service
 
 log = logging.getLogger("agentcvr.serve")
@@ -42,7 +44,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.service = await run_in_threadpool(load_service, settings, metrics)  # models load off the loop
         app.state.ready = True
         log.info("ready: policy %s, perception %s", settings.policy, settings.perception)
-        yield
+        with on_exit_signal(asyncio.get_running_loop(), app.state.service.stop_all):
+            yield
         app.state.service.close()
 
     app = FastAPI(

@@ -6,8 +6,10 @@
     async for kind, payload in run.events():       # ("step", TraceStep) ... then ("done", AnswerResponse)
         ...
 
-A run stops between steps when it is cancelled (client gone) or past its time limit; every step is stored as it
-happens, so a run that fails, times out or is cancelled keeps its partial trace.
+A run stops when its request ends: past its time limit, when the client goes away, or when the server shuts down,
+its `CancelToken` is set and the work in progress stops mid-step (the master between tokens, perception between
+frames; `agentcvr.cancel`), so its slot frees within about a second. Every step is stored as it happens, so a run
+that fails, times out or is stopped keeps its partial trace, and the stored trace's message says why it ended.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentcvr.agent import Agent
+from agentcvr.cancel import Cancelled, CancelToken, scope
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.trace import EpisodeResult, Step
@@ -34,8 +37,12 @@ from serve.thumbnails import observed_frames
 log = logging.getLogger("agentcvr.serve")
 
 
-class RunStopped(Exception):
-    """Raised from the step callback to end a run between steps (cancelled or past its deadline)."""
+# why a run was stopped -> (its status, the message stored with its trace)
+STOPPED = {
+    "timeout": ("timeout", "the run passed its time limit and was stopped"),
+    "cancelled": ("cancelled", "the client went away and the run was stopped"),
+    "shutdown": ("cancelled", "the server shut down and the run was stopped"),
+}
 
 
 class SerialPolicy:
@@ -76,12 +83,11 @@ def _scrubbed(step: Step, episode: Episode) -> Step:
 
 
 class Run:
-    """One agent run: its stored response, a stop flag and the events a stream reads."""
+    """One agent run: its stored response, its cancel token and the events a stream reads."""
 
     def __init__(self, response: AnswerResponse, loop: asyncio.AbstractEventLoop):
         self.response, self.loop = response, loop
-        self.stop = threading.Event()
-        self.stop_status = "cancelled"
+        self.token = CancelToken()
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.done = asyncio.Event()
 
@@ -102,12 +108,15 @@ class Run:
             if kind == "done":
                 return
 
+    def stop(self, reason: str) -> None:
+        """Stop the run's work where it is (`reason`: timeout, cancelled or shutdown); its slot frees when it has."""
+        self.token.cancel(reason)
+
     def time_out(self) -> AnswerResponse:
-        """Tell the worker to stop at its next step and return the partial trace now, with status timeout."""
-        self.stop_status = "timeout"
-        self.stop.set()
+        """Stop the run and return the partial trace now, with status timeout."""
+        self.stop("timeout")
         snapshot = self.response.model_copy(deep=True)
-        finished(snapshot, None, "timeout", "the run passed its time limit")
+        finished(snapshot, None, *STOPPED["timeout"])
         return snapshot
 
 
@@ -127,6 +136,7 @@ class RunService:
         self._waiting = 0
         self.running = 0
         self._agents: dict[int, Agent] = {}
+        self._live: set[Run] = set()
 
     @property
     def alive(self) -> bool:
@@ -159,6 +169,7 @@ class RunService:
         self.store.save(response)
         future = run.loop.run_in_executor(self._pool, self._work, run, episode, max_turns)
         self.running += 1
+        self._live.add(run)
         future.add_done_callback(lambda _: self._ended(run))
         return run
 
@@ -171,6 +182,7 @@ class RunService:
 
     def _ended(self, run: Run) -> None:
         self.running -= 1
+        self._live.discard(run)
         self._slots.release()
         run.done.set()
 
@@ -185,7 +197,7 @@ class RunService:
         response, index = run.response, 0
         deadline = response.created + self.settings.request_timeout
 
-        def on_step(step: Step) -> None:
+        def on_step(step: Step) -> None:  # in the worker thread, as each step is recorded
             nonlocal index
             step = _scrubbed(step, episode)
             self.metrics.observe_step(step)
@@ -199,24 +211,21 @@ class RunService:
             run.emit("step", TraceStep(index=index, step=shown))
             index += 1
             if time.time() > deadline:
-                run.stop_status = "timeout"
-                run.stop.set()
-            if run.stop.is_set():
-                raise RunStopped(run.stop_status)
+                run.stop("timeout")
+            run.token.check()
 
         result, status, message = None, "error", None
         try:
-            if run.stop.is_set():
-                raise RunStopped(run.stop_status)
-            result = self.agent(max_turns).run(episode, on_step=on_step)
+            run.token.check()
+            with scope(run.token):
+                result = self.agent(max_turns).run(episode, on_step=on_step)
             result.steps = [_scrubbed(step, episode) for step in result.steps]
             status = "success" if result.answer is not None else "error"
             errors = [s.error for s in result.steps if s.error]
             detail = f" ({errors[-1][:300]})" if errors else ""
             message = None if result.answer is not None else f"no answer: {result.failure}{detail}"
-        except RunStopped as stopped:
-            status = str(stopped)
-            message = {"timeout": "the run passed its time limit", "cancelled": "the client went away"}[status]
+        except Cancelled as stopped:
+            status, message = STOPPED.get(stopped.reason, STOPPED["cancelled"])
         except Exception as error:  # the graph itself failing: keep what was recorded
             log.error("run %s failed: %s", response.trace_id, type(error).__name__)
             message = f"the agent failed: {type(error).__name__}"
@@ -225,5 +234,15 @@ class RunService:
         self.metrics.runs.labels(status).inc()
         run.emit("done", response)
 
-    def close(self) -> None:
+    def stop_all(self, reason: str = "shutdown") -> None:
+        """Stop every run in progress (the server is going down): each stores its partial trace and frees its slot."""
+        for run in list(self._live):
+            run.stop(reason)
+
+    def close(self, grace: float = 5.0) -> None:
+        """Stop the runs, give their workers `grace` s to store their traces, and shut the pool down."""
+        self.stop_all("shutdown")
         self._pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.time() + grace
+        for thread in list(self._pool._threads):  # noqa: SLF001 (no public way to join with a timeout)
+            thread.join(max(0.0, deadline - time.time()))

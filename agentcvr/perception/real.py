@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentcvr import cancel
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.perception.audio import AudioAgent, AudioConfig
@@ -155,9 +156,9 @@ class RealPerception:
         started = time.perf_counter()
         record = CallRecord(tool, episode.id, action.video, action.start, action.end, 0.0)
         try:
-            future = pool.submit(work)
+            future = pool.submit(cancel.bound(work))  # the run's cancel token goes along
             try:
-                return future.result(timeout=timeout)
+                return cancel.wait(future, timeout)  # a stopped run does not wait for its perception
             except FutureTimeout:
                 raise PerceptionTimeout(
                     f"{tool} on video {action.video} [{action.start:g}-{action.end:g} s] took longer than {timeout:g} s"

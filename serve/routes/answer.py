@@ -107,8 +107,8 @@ async def answer(
     "videos": [{"path": "cat.mp4"}, {"path": "dog.mp4"}]}'`"""
     waiting = asyncio.ensure_future(service.wait(run))
     while not (await asyncio.wait({waiting}, timeout=DISCONNECT_POLL))[0]:
-        if await request.is_disconnected():  # the client gave up: free its slot at the run's next step
-            run.stop.set()
+        if await request.is_disconnected():  # the client gave up: stop its run where it is, freeing the slot
+            run.stop("cancelled")
             waiting.cancel()
             return Response(status_code=499)  # nobody reads it; nginx's code for "client closed request"
     return waiting.result()
@@ -139,4 +139,4 @@ async def answer_stream(
                 yield ServerSentEvent(event=event, id=str(last + 1), data=final)
     finally:
         if not run.done.is_set():
-            run.stop.set()  # the client went away (or the server is stopping): end the run at its next step
+            run.stop("cancelled")  # the client went away: stop the run where it is (a shutdown has already said so)

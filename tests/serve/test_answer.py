@@ -79,18 +79,19 @@ def test_uploads_join_media_paths(client, media):
 def test_disconnect_cancels_the_run(client):
     slow = {**BODY, "question": "slow: which video?", "max_turns": 6}
     with client.stream("POST", "/answer/stream", json=slow) as response:
-        lines = response.iter_lines()
         trace_id = None
-        for line in lines:
-            if line.startswith("data:"):
+        for line in response.iter_lines():
+            if line.startswith("data:") and trace_id is None:
                 trace_id = json.loads(line[5:])["trace_id"]
-                break
-    # the client is gone: the run stops at its next step, with its partial trace
+            elif line.startswith("event: step"):
+                break  # one step seen: the master is in its next call
+    # the client is gone: the run stops in the middle of that call, with its partial trace
     deadline = time.time() + 15
     while (status := client.get(f"/traces/{trace_id}").json()["status"]) == "running" and time.time() < deadline:
         time.sleep(0.2)
     trace = client.get(f"/traces/{trace_id}").json()
     assert status == "cancelled" and 1 <= len(trace["steps"]) < 6
+    assert trace["message"] == "the client went away and the run was stopped"
 
 
 def test_policy_failure_keeps_the_partial_trace(client, stub):
