@@ -103,6 +103,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_ready(url: str, limit: float = 300) -> None:
+    """Poll `/readyz` until the server's models are loaded."""
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"the server did not get ready in {limit:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--policy", default="gguf", help="gguf (embedded, default) or stub")
@@ -143,16 +156,7 @@ def run(work: Path, args: argparse.Namespace) -> None:
         server = subprocess.Popen(command + ["--log-level", "warning"], env=env, cwd=ROOT)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.time() + 300
-            while time.time() < deadline:
-                try:
-                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
-            else:
-                raise SystemExit("the server did not get ready in 300 s")
+            wait_ready(url)
             print(f"server: policy {args.policy}, {args.max_concurrent} run slots, perception real (CPU)")
             asyncio.run(measure(url, args.concurrent, args.max_turns, args.idle_seconds))
         finally:

@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from serve import errors
 from serve.metrics import Metrics
+from serve.retention import keep_clean
 from serve.routes import answer, health, traces
 from serve.settings import Settings, get_settings
 from serve.shutdown import on_exit_signal
@@ -44,8 +45,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.service = await run_in_threadpool(load_service, settings, metrics)  # models load off the loop
         app.state.ready = True
         log.info("ready: policy %s, perception %s", settings.policy, settings.perception)
+        cleaner = asyncio.create_task(keep_clean(app.state.service.store, settings))
         with on_exit_signal(asyncio.get_running_loop(), app.state.service.stop_all):
             yield
+        cleaner.cancel()
         app.state.service.close()
 
     app = FastAPI(

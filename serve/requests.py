@@ -20,6 +20,7 @@ from starlette.datastructures import UploadFile
 
 from serve.episodes import check_request
 from serve.errors import ApiError
+from serve.retention import drop_uploads
 from serve.safety import checked_video, confined
 from serve.schemas import AnswerRequest, VideoInput
 from serve.settings import Settings
@@ -117,9 +118,13 @@ async def _multipart(request: Request, settings: Settings, trace_id: str, limit:
         _media_files, answer.model_copy(update={"videos": answer.videos[: len(paths)]}), settings
     )
     folder = settings.upload_dir / trace_id
-    for k, upload in enumerate(uploads, start=len(paths) + 1):
-        name = _safe_name(upload.filename or f"video{k}.mp4")
-        files.append(await run_in_threadpool(_save_upload, upload, folder / f"{k}-{name}", name, settings))
+    try:
+        for k, upload in enumerate(uploads, start=len(paths) + 1):
+            name = _safe_name(upload.filename or f"video{k}.mp4")
+            files.append(await run_in_threadpool(_save_upload, upload, folder / f"{k}-{name}", name, settings))
+    except BaseException:
+        drop_uploads(settings, trace_id)  # a refused upload leaves nothing behind, not even its folder
+        raise
     videos = [VideoInput(path=name) for name, _, _ in files]
     return Prepared(trace_id, answer.model_copy(update={"videos": videos}), files)
 

@@ -29,6 +29,7 @@ from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.trace import EpisodeResult, Step
 from serve.errors import ApiError
 from serve.metrics import Metrics
+from serve.retention import drop_uploads
 from serve.schemas import AnswerResponse, StepOut, Timings, TraceStep
 from serve.settings import Settings
 from serve.store import TraceStore
@@ -231,6 +232,8 @@ class RunService:
             message = f"the agent failed: {type(error).__name__}"
         finished(response, result, status, message)
         self.store.save(response)
+        if not self.settings.keep_uploads:
+            drop_uploads(self.settings, response.trace_id)  # the trace keeps its thumbnails; the videos can go
         self.metrics.runs.labels(status).inc()
         run.emit("done", response)
 

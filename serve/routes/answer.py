@@ -14,7 +14,9 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from serve import deps
 from serve.episodes import build_episode
+from serve.errors import ApiError
 from serve.requests import Prepared, read_request
+from serve.retention import drop_uploads
 from serve.runs import Run, RunService
 from serve.schemas import AnswerRequest, AnswerResponse, ErrorBody, Timings
 
@@ -70,7 +72,11 @@ async def _start(request: Request, service: RunService) -> Run:
     prepared: Prepared = await read_request(request, service.settings)
     answer = prepared.request
     episode = build_episode(prepared.trace_id, answer, prepared.files)
-    await service.admit()
+    try:
+        await service.admit()
+    except ApiError:
+        drop_uploads(service.settings, prepared.trace_id)  # refused before it ran: its uploads go now
+        raise
     response = AnswerResponse(
         trace_id=prepared.trace_id,
         status="running",

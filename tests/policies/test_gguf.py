@@ -214,4 +214,5 @@ def test_a_scoring_master_answers_the_option_whose_text_scores_best(policy, umbr
     summary = answer["thought"].rsplit("[", 1)[1]
     assert summary.startswith(f"option {scoring} scores A ") and f"-> {answer['final_answer']}; own answer " in summary
     assert len(policy.timings) == before + 5  # the turn, then one scoring request per option
-    assert all(t["cache_n"] > 0 for t in list(policy.timings)[-3:])  # an option reads only its own tokens: the rest is cached
+    # an option reads only its own tokens: the rest is cached
+    assert all(t["cache_n"] > 0 for t in list(policy.timings)[-3:])
