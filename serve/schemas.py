@@ -113,6 +113,11 @@ class AnswerResponse(BaseModel):
     steps: list[StepOut] = Field(default_factory=list, description="Every step: action, observation, error, timings.")
     timings: Timings
     created: float = Field(description="Unix time the run started.")
+    viewer_url: str | None = Field(
+        default=None,
+        description="The trace's HTML viewer, relative to the server; with an API key set, a signed link a browser "
+        "can open without the key (page and thumbnails), valid for the server's viewer_link_seconds.",
+    )
 
 
 class ErrorBody(BaseModel):

@@ -15,6 +15,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from serve import deps
 from serve.episodes import build_episode
 from serve.errors import ApiError
+from serve.links import with_viewer
 from serve.requests import Prepared, read_request
 from serve.retention import drop_uploads
 from serve.runs import Run, RunService
@@ -117,7 +118,7 @@ async def answer(
             run.stop("cancelled")
             waiting.cancel()
             return Response(status_code=499)  # nobody reads it; nginx's code for "client closed request"
-    return waiting.result()
+    return with_viewer(waiting.result(), service.settings)
 
 
 @router.post(
@@ -140,7 +141,7 @@ async def answer_stream(
                 last = payload.index + 1
                 yield ServerSentEvent(event="step", id=str(last), data=payload)
             else:
-                final: AnswerResponse = payload
+                final: AnswerResponse = with_viewer(payload, service.settings)
                 event = "answer" if final.status == "success" else "error"
                 yield ServerSentEvent(event=event, id=str(last + 1), data=final)
     finally:

@@ -10,6 +10,8 @@ import time
 
 import httpx
 
+from serve import links
+
 BODY = {
     "question": "Which video shows a dog running?",
     "options": ["A. Video 1", "B. Video 2"],
@@ -144,6 +146,44 @@ def test_api_key_guards_runs_but_not_health(client, server):
         assert client.get("/healthz").status_code == 200 and client.get("/readyz").status_code == 200
         ok = client.get("/traces/" + "0" * 32, headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 404 and ok.json()["code"] == "trace_not_found"
+    finally:
+        settings.api_key = None
+
+
+def test_signed_viewer_link_opens_one_trace_without_the_key(client, server):
+    from pydantic import SecretStr
+
+    settings = server.app.state.settings
+    settings.api_key = SecretStr("s3cret")
+    key = {"Authorization": "Bearer s3cret"}
+    try:
+        body = client.post("/answer", json=BODY, headers=key).json()
+        link = body["viewer_url"]
+        assert link.startswith(f"/traces/{body['trace_id']}/view?exp=") and "&token=" in link
+        page = client.get(link)  # no header: a browser following the link
+        assert page.status_code == 200 and "Which video shows a dog running?" in page.text
+        query = link.split("?", 1)[1]
+        assert f"/frames/0/0.jpg?{query}" in page.text.replace("&amp;", "&")  # the thumbnails are signed too
+        assert client.get(f"/traces/{body['trace_id']}/frames/0/0.jpg?{query}").status_code == 200
+        other = client.post("/answer", json=BODY, headers=key).json()["trace_id"]
+        stale = links.link_query(settings, body["trace_id"], now=time.time() - 7200)  # made two hours ago
+        refused = {
+            "bare page": (f"/traces/{body['trace_id']}/view", "unauthorized", "signed viewer_url"),
+            "api_key in the query": (f"/traces/{body['trace_id']}/view?api_key=s3cret", "unauthorized", "Bearer"),
+            "another trace": (f"/traces/{other}/view?{query}", "unauthorized", "does not match this trace"),
+            "altered token": (link[:-4] + "0000", "unauthorized", "does not match"),
+            "expired": (f"/traces/{body['trace_id']}/view{stale}", "link_expired", "expired"),
+            "exp not a number": (f"/traces/{body['trace_id']}/view?exp=soon&token=ab", "unauthorized", "unix time"),
+            "JSON trace": (
+                f"/traces/{body['trace_id']}?{query}",
+                "unauthorized",
+                "Bearer",
+            ),  # the link opens pages only
+        }
+        for why, (url, code, words) in refused.items():
+            response = client.get(url)
+            assert response.status_code == 401 and response.json()["code"] == code, why
+            assert words in response.json()["message"], why
     finally:
         settings.api_key = None
 
