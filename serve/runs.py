@@ -148,7 +148,9 @@ class RunService:
         `queue_timeout` s of waiting; both with Retry-After."""
         retry = {"Retry-After": str(max(1, int(self.settings.queue_timeout)))}
         if self._slots.locked() and self._waiting >= self.settings.max_queue:
-            raise ApiError(429, "busy", f"{self._waiting} runs are already queued; retry later", retry)
+            slots, queue = self.settings.max_concurrent, self.settings.max_queue
+            waiting = f"the queue is full ({self._waiting} of {queue} waiting)" if queue else "this server queues none"
+            raise ApiError(429, "busy", f"all {slots} run slots are busy and {waiting}; retry later", retry)
         self._waiting += 1
         self.metrics.queue_depth.set(self._waiting)
         try:

@@ -47,7 +47,19 @@ class AnswerRequest(BaseModel):
         "CCQA without.",
     )
     videos: list[VideoInput] = Field(min_length=1, description="The videos, numbered 1.. in this order.")
-    max_turns: int | None = Field(default=None, ge=1, description="Policy turns before a forced answer (capped).")
+    max_turns: int | None = Field(
+        default=None,
+        ge=1,
+        description="Policy turns before a forced answer; default and largest allowed: the server's max_turns "
+        "setting (a larger value gets 422).",
+    )
+
+    @field_validator("question")
+    @classmethod
+    def _question_text(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("question must not be blank")
+        return question
 
     @field_validator("options")
     @classmethod

@@ -31,7 +31,11 @@ _MULTIPART = {
         "question": {"type": "string", "description": "The question."},
         "options": {"type": "array", "items": {"type": "string"}, "description": "Answer options, one per field."},
         "task": {"type": "string", "description": "CrossVid task kind."},
-        "max_turns": {"type": "integer", "minimum": 1, "description": "Policy turns before a forced answer."},
+        "max_turns": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Policy turns before a forced answer; at most the server's max_turns (more gets 422).",
+        },
         "videos": {
             "type": "array",
             "items": {"type": "string", "format": "binary"},
@@ -53,6 +57,7 @@ ERRORS = {
     for status, text in {
         400: "Malformed body or a path outside the media root",
         401: "Missing or wrong API key",
+        408: "The body stopped arriving (e.g. shorter than its Content-Length)",
         404: "A video is not under the media root",
         413: "Request, upload or video too large or too long",
         415: "Wrong content type, or a file that is not a video",

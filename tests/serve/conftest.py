@@ -116,6 +116,7 @@ def server(media, stub, tmp_path_factory):
         max_queue=2,
         queue_timeout=5,
         request_timeout=60,
+        body_idle_timeout=2,  # a body that stops arriving is refused after 2 s (tests wait for it)
     )
     with LiveServer(create_app(settings), free_port()) as live:
         yield live

@@ -69,13 +69,41 @@ def test_stream_sends_metadata_steps_and_answer(client):
     assert [json.loads(e["data"])["step"]["tool"] for e in events[1:4]] == ["observe", "listen", "answer"]
 
 
-def test_uploads_join_media_paths(client, media):
+def test_uploads_join_media_paths(client, media, server):
     files = [("videos", ("my dog.mp4", (media / "dog.mp4").read_bytes(), "video/mp4"))]
     data = {"question": BODY["question"], "options": BODY["options"], "videos": "cat.mp4"}
     response = client.post("/answer", data=data, files=files)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "success" and body["videos"] == ["cat.mp4", "my_dog.mp4"]
+    uploads = server.app.state.settings.upload_dir
+    assert not (uploads / body["trace_id"]).exists()  # the run is over: its upload is gone, its thumbnails stay
+    assert client.get(f"/traces/{body['trace_id']}/frames/0/0.jpg").status_code == 200
+
+
+def test_refused_uploads_leave_no_folder(client, server):
+    uploads = server.app.state.settings.upload_dir
+    before = set(uploads.iterdir())
+    fake = [("videos", ("clip.mp4", b"not a video at all" * 100, "video/mp4"))]
+    assert client.post("/answer", data={"question": "q"}, files=fake).status_code == 415
+    assert set(uploads.iterdir()) == before
+
+
+def test_retention_deletes_old_traces_and_uploads(client, server):
+    from serve.retention import sweep
+
+    service, settings = server.app.state.service, server.app.state.settings
+    old = client.post("/answer", json=BODY).json()["trace_id"]
+    leftover = settings.upload_dir / ("f" * 32)
+    leftover.mkdir()
+    later = time.time() + 30 * 24 * 3600  # a month on: past the default week
+    new = client.post("/answer", json=BODY).json()["trace_id"]
+    traces, folders = sweep(service.store, settings, now=later)
+    assert traces >= 2 and folders == 1 and not leftover.exists()
+    assert client.get(f"/traces/{old}").status_code == 404 and client.get(f"/traces/{new}").status_code == 404
+    assert client.get(f"/traces/{old}/frames/0/0.jpg").status_code == 404  # its thumbnails went with it
+    kept = client.post("/answer", json=BODY).json()["trace_id"]
+    assert sweep(service.store, settings) == (0, 0) and client.get(f"/traces/{kept}").status_code == 200
 
 
 def test_disconnect_cancels_the_run(client):
@@ -121,7 +149,15 @@ def test_full_queue_answers_429_then_503_with_retry_after(client, server):
     try:
         settings.max_queue = 0
         busy = client.post("/answer", json=BODY)
-        assert busy.status_code == 429 and busy.headers["retry-after"] and busy.json()["code"] == "busy"
+        assert (
+            busy.status_code == 429
+            and busy.headers["retry-after"]
+            and busy.json()
+            == {
+                "code": "busy",
+                "message": "all 2 run slots are busy and this server queues none; retry later",
+            }
+        )
         settings.max_queue, settings.queue_timeout = 2, 0.2
         late = client.post("/answer", json=BODY)
         assert late.status_code == 503 and late.headers["retry-after"] and late.json()["code"] == "unavailable"
