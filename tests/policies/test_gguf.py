@@ -216,3 +216,35 @@ def test_a_scoring_master_answers_the_option_whose_text_scores_best(policy, umbr
     assert len(policy.timings) == before + 5  # the turn, then one scoring request per option
     # an option reads only its own tokens: the rest is cached
     assert all(t["cache_n"] > 0 for t in list(policy.timings)[-3:])
+
+
+def test_a_stopped_run_stops_the_master_mid_generation_and_frees_it(policy, umbrella_script):
+    import threading
+
+    from agentcvr import cancel
+    from agentcvr.policies.gguf import EPISODES_KEPT, completion
+
+    token, tokens = cancel.CancelToken(), []
+    story = {"messages": [{"role": "user", "content": "Tell a very long story about a dog."}], "max_tokens": 2000}
+
+    def watch(chunk: dict) -> bool:  # a second stream, to see tokens arrive before the stop
+        tokens.append(chunk)
+        if len(tokens) == 20:
+            token.cancel("timeout")
+        return token.cancelled
+
+    with cancel.scope(token), pytest.raises(cancel.Cancelled, match="timeout"):
+        policy.server.handle_chat_completions({**story, "stream": True}, watch)
+        completion(policy.server, story)  # not reached: the token is set
+    assert 20 <= len(tokens) < 100  # stopped mid-generation, far from its 2000 tokens
+    stopper = threading.Timer(1.0, lambda: other.cancel("cancelled"))
+    other = cancel.CancelToken()
+    stopper.start()
+    with cancel.scope(other), pytest.raises(cancel.Cancelled, match="cancelled"):
+        completion(policy.server, story)  # stopped from another thread while llama.cpp generates
+    reply = completion(policy.server, {"messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 3})
+    assert reply["choices"][0]["message"]["content"] and reply["timings"]["predicted_n"] >= 1  # the slot is free
+    for k in range(EPISODES_KEPT + 10):  # a long-lived server sees a new episode id per request
+        policy._elided[f"episode-{k}"] = (0, 0)
+    policy.act(initial_messages(umbrella_script.episode, "json", 4), umbrella_script.episode)
+    assert len(policy._elided) <= EPISODES_KEPT and len(policy.timings) <= policy.timings.maxlen
