@@ -183,10 +183,10 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     real = policy.server
 
     class Insistent:
-        def handle_chat_completions(self, request: dict) -> dict:
+        def handle_chat_completions(self, request: dict, callback) -> None:  # streamed, as `completion` asks
             if request["grammar"] in whole_video:
-                return real.handle_chat_completions(request)
-            return {"choices": [{"message": {"content": refused}}], "usage": {}, "timings": {}}
+                return real.handle_chat_completions(request, callback)
+            callback({"choices": [{"delta": {"content": refused}, "finish_reason": "stop"}], "usage": {}})
 
     monkeypatch.setattr(policy, "server", Insistent())
     monkeypatch.setattr(policy, "scan", True)  # times required after the scan: the refused interval stays possible
@@ -225,7 +225,8 @@ def test_a_stopped_run_stops_the_master_mid_generation_and_frees_it(policy, umbr
     from agentcvr.policies.gguf import EPISODES_KEPT, completion
 
     token, tokens = cancel.CancelToken(), []
-    story = {"messages": [{"role": "user", "content": "Tell a very long story about a dog."}], "max_tokens": 2000}
+    story = {"messages": [{"role": "user", "content": "Tell a long story about a dog."}], "max_tokens": 2000}
+    story["ignore_eos"] = True  # 2000 tokens whatever the model says: far longer than the test waits
 
     def watch(chunk: dict) -> bool:  # a second stream, to see tokens arrive before the stop
         tokens.append(chunk)
