@@ -8,6 +8,7 @@ llama.cpp on CPU) and CPU perception over two rendered videos, with one run slot
 - disconnect: `/answer/stream`, the client closes the connection after the first step event plus a delay (the master
   is then generating its next turn); measured from the close.
 "Slot free" is `running == 0` on `/readyz`, polled every 20 ms; the stored trace's status and message are printed.
+Last, shutdown: SIGTERM while a run is mid-turn, timed to the process's exit.
 
     .venv/bin/python benchmarks/serve_cancel.py               # 3 trials of each, 1.5B master
     .venv/bin/python benchmarks/serve_cancel.py --trials 5 --timeout 25
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,8 +32,9 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.serve_load import BODY, free_port, wait_ready  # noqa: E402
-from tests.rendered import render_facts  # noqa: E402
+from benchmarks.serve_load import BODY  # noqa: E402
+from serve.store import TraceStore  # noqa: E402
+from tests.serve.process import rendered_media, server_process  # noqa: E402
 
 
 def slot_free_after(client: httpx.Client, since: float, limit: float = 60.0) -> float:
@@ -73,6 +76,23 @@ def disconnect_trial(url: str, client: httpx.Client, k: int, delay: float) -> tu
     return slot_free_after(client, ended), stored(client, trace_id)
 
 
+def shutdown_trial(url: str, process: subprocess.Popen, work: Path, delay: float) -> tuple[float, dict]:
+    """SIGTERM while a run's master generates: seconds until the process has exited, and the stored trace."""
+    body = {**BODY, "question": f"{BODY['question']} #shutdown", "max_turns": 20}
+    asking = threading.Thread(target=lambda: httpx.post(f"{url}/answer", json=body, timeout=600), daemon=True)
+    asking.start()
+    with httpx.Client(base_url=url, timeout=60) as client:
+        while client.get("/readyz").json()["running"] != 1:
+            time.sleep(0.05)
+    time.sleep(delay)  # the master is mid-turn
+    signalled = time.perf_counter()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=120)
+    seconds = time.perf_counter() - signalled
+    (row,) = TraceStore(work / "traces")._db.execute("SELECT body FROM traces WHERE body LIKE '%#shutdown%'").fetchall()
+    return seconds, json.loads(row[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=3)
@@ -82,27 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="serve-cancel-") as folder:
         work = Path(folder)
-        _, episode, _ = render_facts(work)
-        media = work / "media"
-        media.mkdir()
-        for name, ref in zip(("cat.mp4", "dog.mp4"), episode.videos[:2], strict=True):
-            (media / name).write_bytes(Path(ref.path).read_bytes())
-        port = free_port()
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "AGENTCVR_POLICY": args.policy,
-            "AGENTCVR_MEDIA_ROOT": str(media),
-            "AGENTCVR_TRACE_DIR": str(work / "traces"),
-            "AGENTCVR_UPLOAD_DIR": str(work / "uploads"),
-            "AGENTCVR_MAX_CONCURRENT": "1",
-            "AGENTCVR_REQUEST_TIMEOUT": str(args.timeout),
-        }
-        command = [sys.executable, "-m", "uvicorn", "--factory", "serve.app:create_app", "--port", str(port)]
-        server = subprocess.Popen([*command, "--log-level", "warning"], env=env, cwd=ROOT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_ready(url)
+        settings = {"policy": args.policy, "max_concurrent": 1, "request_timeout": args.timeout}
+        with server_process(work, rendered_media(work), **settings) as (url, process):
             print(f"server: policy {args.policy}, 1 run slot, request timeout {args.timeout:g} s")
             rows: dict[str, list[float]] = {"timeout": [], "disconnect": []}
             with httpx.Client(base_url=url, timeout=60) as client:
@@ -122,9 +123,11 @@ def main() -> None:
                     f"{kind:10s}: median {statistics.median(values):.2f} s, max {max(values):.2f} s "
                     f"over {len(values)} trials (target < 2 s)"
                 )
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+            seconds, trace = shutdown_trial(url, process, work, args.delay)
+            print(
+                f"shutdown  : the server exited {seconds:.2f} s after SIGTERM with a run mid-turn; stored status "
+                f"{trace['status']}, {len(trace['steps'])} steps, message {trace['message']!r}"
+            )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,10 +27,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.serve_load import BODY, free_port, wait_ready  # noqa: E402
+from benchmarks.serve_load import BODY  # noqa: E402
 from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.rendered import render_facts  # noqa: E402
 from tests.serve.conftest import master  # noqa: E402
+from tests.serve.process import rendered_media, server_process  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:
@@ -90,40 +88,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="serve-soak-") as folder:
         work = Path(folder)
-        _, episode, _ = render_facts(work)
-        media = work / "media"
-        media.mkdir()
-        for name, ref in zip(("cat.mp4", "dog.mp4"), episode.videos[:2], strict=True):
-            (media / name).write_bytes(Path(ref.path).read_bytes())
+        media = rendered_media(work)
         with OpenAIStub() as stub:
             stub.always(master)
-            port = free_port()
-            env = {
-                **os.environ,
-                "PYTHONPATH": str(ROOT),
-                "AGENTCVR_POLICY": "openai:stub",
-                "AGENTCVR_POLICY_URL": stub.base_url,
-                "AGENTCVR_MEDIA_ROOT": str(media),
-                "AGENTCVR_TRACE_DIR": str(work / "traces"),
-                "AGENTCVR_UPLOAD_DIR": str(work / "uploads"),
-                "AGENTCVR_MAX_CONCURRENT": str(args.max_concurrent),
-                "AGENTCVR_MAX_QUEUE": str(args.concurrent),
-                "AGENTCVR_QUEUE_TIMEOUT": "600",
-            }
-            command = [sys.executable, "-m", "uvicorn", "--factory", "serve.app:create_app", "--port", str(port)]
-            server = subprocess.Popen([*command, "--log-level", "warning"], env=env, cwd=ROOT)
-            try:
-                url = f"http://127.0.0.1:{port}"
-                wait_ready(url)
+            settings = {"policy": "openai:stub", "policy_url": stub.base_url, "max_concurrent": args.max_concurrent}
+            settings |= {"max_queue": args.concurrent, "queue_timeout": 600}
+            with server_process(work, media, **settings) as (url, process):
                 print(
                     f"server: master openai:stub, perception real (CPU), {args.max_concurrent} run slots; "
                     f"{args.requests} requests, {args.concurrent} at a time, {args.variants} distinct questions"
                 )
-                dog = (media / "dog.mp4").read_bytes()
-                samples, statuses = asyncio.run(soak(url, server.pid, args, dog))
-            finally:
-                server.terminate()
-                server.wait(timeout=60)
+                samples, statuses = asyncio.run(soak(url, process.pid, args, (media / "dog.mp4").read_bytes()))
         report(samples, statuses, args.warmup, work)
 
 

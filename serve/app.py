@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(_Wrap, wrap=metrics.middleware)  # outermost: counts the error responses too
     app.include_router(answer.router)
     app.include_router(traces.router)
+    app.include_router(traces.pages)
     app.include_router(health.router)
 
     def openapi() -> dict:

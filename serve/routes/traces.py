@@ -18,7 +18,8 @@ from serve.settings import Settings
 from serve.store import TraceStore
 from serve.viewer import render_trace
 
-router = APIRouter(prefix="/traces", tags=["traces"])
+router = APIRouter(prefix="/traces", dependencies=[Depends(deps.api_key)], tags=["traces"])  # JSON: the key
+pages = APIRouter(prefix="/traces", dependencies=[Depends(deps.viewer_access)], tags=["traces"])  # or a signed link
 _ID = re.compile(r"^[0-9a-f]{32}$")
 NOT_FOUND = {404: {"model": ErrorBody, "description": "No trace with this id"}}
 MAX_INDEX = 10_000  # steps of a trace and thumbnails of a step are far fewer; SQLite integers must fit 64 bits
@@ -31,13 +32,7 @@ async def _trace(trace_id: str, store: TraceStore) -> AnswerResponse:
     return found
 
 
-@router.get(
-    "/{trace_id}",
-    response_model=AnswerResponse,
-    responses=NOT_FOUND,
-    summary="A stored trace",
-    dependencies=[Depends(deps.api_key)],
-)
+@router.get("/{trace_id}", response_model=AnswerResponse, responses=NOT_FOUND, summary="A stored trace")
 async def get_trace(
     trace_id: str, store: TraceStore = Depends(deps.store), settings: Settings = Depends(deps.settings)
 ) -> AnswerResponse:
@@ -46,13 +41,7 @@ async def get_trace(
     return with_viewer(await _trace(trace_id, store), settings)
 
 
-@router.get(
-    "/{trace_id}/view",
-    response_class=HTMLResponse,
-    responses=NOT_FOUND,
-    summary="The trace viewer",
-    dependencies=[Depends(deps.viewer_access)],
-)
+@pages.get("/{trace_id}/view", response_class=HTMLResponse, responses=NOT_FOUND, summary="The trace viewer")
 async def view_trace(request: Request, trace_id: str, store: TraceStore = Depends(deps.store)) -> HTMLResponse:
     """An HTML page: the question, each step with thumbnails of the frames the visual agent saw, the observations,
     the answer and timings. With an API key set, a browser opens it through the signed `viewer_url` of the
@@ -64,12 +53,11 @@ async def view_trace(request: Request, trace_id: str, store: TraceStore = Depend
     return HTMLResponse(render_trace(trace, frames, signed))
 
 
-@router.get(
+@pages.get(
     "/{trace_id}/frames/{step}/{k}.jpg",
     response_class=Response,
     responses={200: {"content": {"image/jpeg": {}}}, **NOT_FOUND},
     summary="One frame thumbnail",
-    dependencies=[Depends(deps.viewer_access)],
 )
 async def frame(
     trace_id: str,
