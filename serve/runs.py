@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentcvr import cancel
 from agentcvr.agent import Agent
 from agentcvr.cancel import Cancelled, CancelToken, scope
 from agentcvr.episode import Episode
@@ -36,6 +37,7 @@ from serve.store import TraceStore
 from serve.thumbnails import observed_frames
 
 log = logging.getLogger("agentcvr.serve")
+LOCK_POLL = 0.05  # s between looks at a waiting run's cancel token
 
 
 # why a run was stopped -> (its status, the message stored with its trace)
@@ -53,8 +55,12 @@ class SerialPolicy:
         self.policy, self.protocol, self._lock = policy, policy.protocol, threading.Lock()
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        with self._lock:
+        while not self._lock.acquire(timeout=LOCK_POLL):
+            cancel.check()  # a run stopped while it waits for the model (another run's turn) leaves at once
+        try:
             return self.policy.act(messages, episode)
+        finally:
+            self._lock.release()
 
 
 def finished(response: AnswerResponse, result: EpisodeResult | None, status: str, message: str | None) -> None:
