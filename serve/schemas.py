@@ -114,7 +114,10 @@ class AnswerResponse(BaseModel):
     """The outcome of a run: the answer (or why there is none), the whole trace and where to view it."""
 
     trace_id: str = Field(description="Id of the stored trace: GET /traces/{trace_id}, /traces/{trace_id}/view.")
-    status: Status = Field(description="success: an answer; error: the run failed; timeout: past the time limit.")
+    status: Status = Field(
+        description="success: an answer; error: the run failed; timeout: past the time limit; cancelled: the client "
+        "went away or the server shut down (message says which); running: not over yet (GET /traces/{id})."
+    )
     answer: str | None = Field(default=None, description="The agent's final answer, in the task's answer format.")
     message: str | None = Field(default=None, description="Why there is no answer, when status is not success.")
     task: str

@@ -57,8 +57,8 @@ ERRORS = {
     for status, text in {
         400: "Malformed body or a path outside the media root",
         401: "Missing or wrong API key",
-        408: "The body stopped arriving (e.g. shorter than its Content-Length)",
         404: "A video is not under the media root",
+        408: "The body stopped arriving (e.g. shorter than its Content-Length)",
         413: "Request, upload or video too large or too long",
         415: "Wrong content type, or a file that is not a video",
         422: "A field breaks its rule or a server limit (the message names it)",
