@@ -79,11 +79,16 @@ def disconnect_trial(url: str, client: httpx.Client, k: int, delay: float) -> tu
 def shutdown_trial(url: str, process: subprocess.Popen, work: Path, delay: float) -> tuple[float, dict]:
     """SIGTERM while a run's master generates: seconds until the process has exited, and the stored trace."""
     body = {**BODY, "question": f"{BODY['question']} #shutdown", "max_turns": 20}
-    asking = threading.Thread(target=lambda: httpx.post(f"{url}/answer", json=body, timeout=600), daemon=True)
-    asking.start()
-    with httpx.Client(base_url=url, timeout=60) as client:
-        while client.get("/readyz").json()["running"] != 1:
-            time.sleep(0.05)
+    stepped = threading.Event()
+
+    def ask() -> None:
+        with httpx.stream("POST", f"{url}/answer/stream", json=body, timeout=600) as response:
+            for line in response.iter_lines():
+                if line.startswith("event: step"):
+                    stepped.set()
+
+    threading.Thread(target=ask, daemon=True).start()
+    stepped.wait(600)
     time.sleep(delay)  # the master is mid-turn
     signalled = time.perf_counter()
     process.send_signal(signal.SIGTERM)
@@ -99,12 +104,18 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="the server's request timeout, s")
     parser.add_argument("--delay", type=float, default=3.0, help="s after the first step before disconnecting")
     parser.add_argument("--policy", default="gguf")
+    parser.add_argument("--threads", type=int, default=None, help="the master's CPU threads (default: all cores)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="serve-cancel-") as folder:
         work = Path(folder)
         settings = {"policy": args.policy, "max_concurrent": 1, "request_timeout": args.timeout}
+        if args.threads:
+            settings["policy_threads"] = args.threads
         with server_process(work, rendered_media(work), **settings) as (url, process):
-            print(f"server: policy {args.policy}, 1 run slot, request timeout {args.timeout:g} s")
+            print(
+                f"server: policy {args.policy} ({args.threads or 'all'} threads), 1 run slot, "
+                f"request timeout {args.timeout:g} s"
+            )
             rows: dict[str, list[float]] = {"timeout": [], "disconnect": []}
             with httpx.Client(base_url=url, timeout=60) as client:
                 for k in range(args.trials):

@@ -30,6 +30,9 @@ class Settings(BaseSettings):
 
     policy: str = Field(default="gguf", description="Master policy: gguf (embedded), gguf:FILE, openai:MODEL, hf:DIR.")
     policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL for policy openai:MODEL.")
+    policy_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."
+    )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
     vlm_model: str = Field(default="Qwen/Qwen2.5-VL-7B-Instruct", description="VLM model name at vlm_url.")
