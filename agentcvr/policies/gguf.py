@@ -166,8 +166,8 @@ class GGUFPolicy:
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
-        # 64-token prompt batches: a stop request waits for one (about a second on 2 cores), and reading is no slower
-        # than with llama.cpp's 2048 on this CPU (benchmarks/serve_cancel.py)
+        # 64-token prompt batches: a stop request waits for at most one (under a second to several seconds on 2
+        # cores, by their load: benchmarks/serve_cancel.py); a 1,200-token prompt read as fast as with 256-token ones
         model = model_path or ensure_model(DEFAULT_MASTER)
         self.server = load_llama(model, n_ctx=n_ctx, threads=threads, seed=seed, batch=batch)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
