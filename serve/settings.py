@@ -79,6 +79,7 @@ class Settings(BaseSettings):
     observation_cache: int = Field(default=1024, ge=0, description="Observations perception keeps in memory.")
     transcript_cache: int = Field(default=512, ge=0, description="Transcripts the audio agent keeps in memory.")
     frame_cache_mb: int = Field(default=512, ge=0, description="Decoded frames perception keeps in memory, MiB.")
+    call_records: int = Field(default=1000, ge=1, description="Perception calls kept for stats (~300 bytes each).")
 
     def perception_options(self) -> dict[str, Any]:
         """Options for `RealPerception`: the CPU describer, or the VLM when `vlm_url` is set."""
@@ -86,6 +87,7 @@ class Settings(BaseSettings):
             "audio": {"model": self.whisper_size, "cache_size": self.transcript_cache},
             "cache_size": self.observation_cache,
             "frame_cache_mb": self.frame_cache_mb,
+            "call_records": self.call_records,
         }
         if self.vlm_url:
             options |= {"visual": "vlm", "vlm": {"base_url": self.vlm_url, "model": self.vlm_model}}

@@ -18,6 +18,7 @@ def test_file_environment_and_overrides(tmp_path, monkeypatch):
         "audio": {"model": "whisper-tiny.en", "cache_size": 512},
         "cache_size": 1024,
         "frame_cache_mb": 512,
+        "call_records": 1000,
     }
     assert load_settings(vlm_url="http://gpu/v1").perception_options()["visual"] == "vlm"
 
