@@ -73,9 +73,7 @@ class Settings(BaseSettings):
     queue_timeout: float = Field(default=30, gt=0, description="Seconds a queued run waits before 503.")
     request_timeout: float = Field(default=600, gt=0, description="Seconds one run may take before status timeout.")
     thumbnails: int = Field(default=8, ge=0, le=32, description="Frame thumbnails kept per observe step.")
-    body_idle_timeout: float = Field(
-        default=10, gt=0, description="Seconds a request body may pause before it is refused (408)."
-    )
+    body_idle_timeout: float = Field(default=10, gt=0, description="Seconds a request body may pause before 408.")
     observation_cache: int = Field(default=1024, ge=0, description="Observations perception keeps in memory.")
     transcript_cache: int = Field(default=512, ge=0, description="Transcripts the audio agent keeps in memory.")
     frame_cache_mb: int = Field(default=512, ge=0, description="Decoded frames perception keeps in memory, MiB.")
