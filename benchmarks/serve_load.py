@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.rendered import render_facts  # noqa: E402
 from tests.serve.conftest import master  # noqa: E402
+from tests.serve.process import rendered_media, server_process  # noqa: E402
 
 BODY = {
     "question": "Which video shows a dog running?",
@@ -97,12 +94,6 @@ async def measure(url: str, concurrent: int, max_turns: int, idle_seconds: float
     )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--policy", default="gguf", help="gguf (embedded, default) or stub")
@@ -118,46 +109,15 @@ def main() -> None:
 
 def run(work: Path, args: argparse.Namespace) -> None:
     """Render the videos into `work`, start the server on them and measure."""
-    _, episode, _ = render_facts(work)
-    media = work / "media"
-    media.mkdir()
-    for name, ref in zip(("cat.mp4", "dog.mp4"), episode.videos[:2], strict=True):
-        (media / name).write_bytes(Path(ref.path).read_bytes())
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "OMP_NUM_THREADS": "1",
-        "AGENTCVR_MEDIA_ROOT": str(media),
-        "AGENTCVR_TRACE_DIR": str(work / "traces"),
-        "AGENTCVR_UPLOAD_DIR": str(work / "uploads"),
-        "AGENTCVR_MAX_CONCURRENT": str(args.max_concurrent),
-        "AGENTCVR_MAX_QUEUE": str(args.concurrent),
-        "AGENTCVR_QUEUE_TIMEOUT": "1800",
-    }
+    media = rendered_media(work)
+    settings = {"max_concurrent": args.max_concurrent, "max_queue": args.concurrent, "queue_timeout": 1800}
     with OpenAIStub() as stub:
         stub.always(master)
         if args.policy == "stub":
-            env |= {"AGENTCVR_POLICY": "openai:stub", "AGENTCVR_POLICY_URL": stub.base_url}
-        command = [sys.executable, "-m", "uvicorn", "--factory", "serve.app:create_app", "--port", str(port)]
-        server = subprocess.Popen(command + ["--log-level", "warning"], env=env, cwd=ROOT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.time() + 300
-            while time.time() < deadline:
-                try:
-                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
-            else:
-                raise SystemExit("the server did not get ready in 300 s")
+            settings |= {"policy": "openai:stub", "policy_url": stub.base_url}
+        with server_process(work, media, **settings) as (url, _):
             print(f"server: policy {args.policy}, {args.max_concurrent} run slots, perception real (CPU)")
             asyncio.run(measure(url, args.concurrent, args.max_turns, args.idle_seconds))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ agentcvr serve --port 8000                    # the same, with command-line opti
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 
@@ -15,8 +16,10 @@ from starlette.concurrency import run_in_threadpool
 
 from serve import errors
 from serve.metrics import Metrics
+from serve.retention import keep_clean
 from serve.routes import answer, health, traces
 from serve.settings import Settings, get_settings
+from serve.shutdown import on_exit_signal
 from serve.workers import load_service
 
 log = logging.getLogger("agentcvr.serve")
@@ -42,7 +45,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.service = await run_in_threadpool(load_service, settings, metrics)  # models load off the loop
         app.state.ready = True
         log.info("ready: policy %s, perception %s", settings.policy, settings.perception)
-        yield
+        cleaner = asyncio.create_task(keep_clean(app.state.service.store, settings))
+        with on_exit_signal(asyncio.get_running_loop(), app.state.service.stop_all):
+            yield
+        cleaner.cancel()
         app.state.service.close()
 
     app = FastAPI(
@@ -57,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(_Wrap, wrap=metrics.middleware)  # outermost: counts the error responses too
     app.include_router(answer.router)
     app.include_router(traces.router)
+    app.include_router(traces.pages)
     app.include_router(health.router)
 
     def openapi() -> dict:

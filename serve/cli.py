@@ -11,6 +11,7 @@ from rich.console import Console
 
 from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.terminal import fail
+from serve.settings import default_data_dir
 
 console = Console()
 
@@ -22,15 +23,25 @@ def serve_command(
     settings: Annotated[Path | None, typer.Option(help="YAML/JSON settings file (AGENTCVR_* variables win).")] = None,
     media_root: Annotated[Path | None, typer.Option(help="Folder that request video paths are confined to.")] = None,
     policy: Annotated[str | None, typer.Option(help="Master policy: gguf (default), openai:MODEL, hf:DIR.")] = None,
+    trace_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"Folder of the trace store (traces.sqlite) and uploads; default the per-user data folder "
+            f"{default_data_dir()} ($XDG_DATA_HOME/agentcvr/serve)."
+        ),
+    ] = None,
 ) -> None:
-    """Serve POST /answer, /answer/stream, /traces/{id}[/view], /healthz, /readyz, /metrics (docs at /docs)."""
+    """Serve POST /answer, /answer/stream, /traces/{id} and /view, /healthz, /readyz, /metrics (docs at /docs)."""
     import os
 
     import uvicorn
 
     from serve.settings import load_settings
 
-    overrides = {k: v for k, v in {"media_root": media_root, "policy": policy}.items() if v is not None}
+    given = {"media_root": media_root, "policy": policy, "trace_dir": trace_dir}
+    if trace_dir is not None:
+        given["upload_dir"] = trace_dir / "uploads"
+    overrides = {k: v for k, v in given.items() if v is not None}
     try:
         resolved = load_settings(settings, **overrides)
     except (ValueError, OSError) as error:

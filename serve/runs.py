@@ -6,8 +6,10 @@
     async for kind, payload in run.events():       # ("step", TraceStep) ... then ("done", AnswerResponse)
         ...
 
-A run stops between steps when it is cancelled (client gone) or past its time limit; every step is stored as it
-happens, so a run that fails, times out or is cancelled keeps its partial trace.
+A run stops when its request ends: past its time limit, when the client goes away, or when the server shuts down,
+its `CancelToken` is set and the work in progress stops mid-step (the master between tokens, perception between
+frames; `agentcvr.cancel`), so its slot frees within about a second. Every step is stored as it happens, so a run
+that fails, times out or is stopped keeps its partial trace, and the stored trace's message says why it ended.
 """
 
 from __future__ import annotations
@@ -20,22 +22,30 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentcvr import cancel
 from agentcvr.agent import Agent
+from agentcvr.cancel import Cancelled, CancelToken, scope
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.trace import EpisodeResult, Step
 from serve.errors import ApiError
 from serve.metrics import Metrics
+from serve.retention import drop_uploads
 from serve.schemas import AnswerResponse, StepOut, Timings, TraceStep
 from serve.settings import Settings
 from serve.store import TraceStore
 from serve.thumbnails import observed_frames
 
 log = logging.getLogger("agentcvr.serve")
+LOCK_POLL = 0.05  # s between looks at a waiting run's cancel token
 
 
-class RunStopped(Exception):
-    """Raised from the step callback to end a run between steps (cancelled or past its deadline)."""
+# why a run was stopped -> (its status, the message stored with its trace)
+STOPPED = {
+    "timeout": ("timeout", "the run passed its time limit and was stopped"),
+    "cancelled": ("cancelled", "the client went away and the run was stopped"),
+    "shutdown": ("cancelled", "the server shut down and the run was stopped"),
+}
 
 
 class SerialPolicy:
@@ -45,8 +55,12 @@ class SerialPolicy:
         self.policy, self.protocol, self._lock = policy, policy.protocol, threading.Lock()
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        with self._lock:
+        while not self._lock.acquire(timeout=LOCK_POLL):
+            cancel.check()  # a run stopped while it waits for the model (another run's turn) leaves at once
+        try:
             return self.policy.act(messages, episode)
+        finally:
+            self._lock.release()
 
 
 def finished(response: AnswerResponse, result: EpisodeResult | None, status: str, message: str | None) -> None:
@@ -76,12 +90,11 @@ def _scrubbed(step: Step, episode: Episode) -> Step:
 
 
 class Run:
-    """One agent run: its stored response, a stop flag and the events a stream reads."""
+    """One agent run: its stored response, its cancel token and the events a stream reads."""
 
     def __init__(self, response: AnswerResponse, loop: asyncio.AbstractEventLoop):
         self.response, self.loop = response, loop
-        self.stop = threading.Event()
-        self.stop_status = "cancelled"
+        self.token = CancelToken()
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.done = asyncio.Event()
 
@@ -102,12 +115,15 @@ class Run:
             if kind == "done":
                 return
 
+    def stop(self, reason: str) -> None:
+        """Stop the run's work where it is (`reason`: timeout, cancelled or shutdown); its slot frees when it has."""
+        self.token.cancel(reason)
+
     def time_out(self) -> AnswerResponse:
-        """Tell the worker to stop at its next step and return the partial trace now, with status timeout."""
-        self.stop_status = "timeout"
-        self.stop.set()
+        """Stop the run and return the partial trace now, with status timeout."""
+        self.stop("timeout")
         snapshot = self.response.model_copy(deep=True)
-        finished(snapshot, None, "timeout", "the run passed its time limit")
+        finished(snapshot, None, *STOPPED["timeout"])
         return snapshot
 
 
@@ -127,6 +143,7 @@ class RunService:
         self._waiting = 0
         self.running = 0
         self._agents: dict[int, Agent] = {}
+        self._live: set[Run] = set()
 
     @property
     def alive(self) -> bool:
@@ -137,7 +154,9 @@ class RunService:
         `queue_timeout` s of waiting; both with Retry-After."""
         retry = {"Retry-After": str(max(1, int(self.settings.queue_timeout)))}
         if self._slots.locked() and self._waiting >= self.settings.max_queue:
-            raise ApiError(429, "busy", f"{self._waiting} runs are already queued; retry later", retry)
+            slots, queue = self.settings.max_concurrent, self.settings.max_queue
+            waiting = f"the queue is full ({self._waiting} of {queue} waiting)" if queue else "this server queues none"
+            raise ApiError(429, "busy", f"all {slots} run slots are busy and {waiting}; retry later", retry)
         self._waiting += 1
         self.metrics.queue_depth.set(self._waiting)
         try:
@@ -159,6 +178,7 @@ class RunService:
         self.store.save(response)
         future = run.loop.run_in_executor(self._pool, self._work, run, episode, max_turns)
         self.running += 1
+        self._live.add(run)
         future.add_done_callback(lambda _: self._ended(run))
         return run
 
@@ -171,6 +191,7 @@ class RunService:
 
     def _ended(self, run: Run) -> None:
         self.running -= 1
+        self._live.discard(run)
         self._slots.release()
         run.done.set()
 
@@ -185,7 +206,7 @@ class RunService:
         response, index = run.response, 0
         deadline = response.created + self.settings.request_timeout
 
-        def on_step(step: Step) -> None:
+        def on_step(step: Step) -> None:  # in the worker thread, as each step is recorded
             nonlocal index
             step = _scrubbed(step, episode)
             self.metrics.observe_step(step)
@@ -199,31 +220,40 @@ class RunService:
             run.emit("step", TraceStep(index=index, step=shown))
             index += 1
             if time.time() > deadline:
-                run.stop_status = "timeout"
-                run.stop.set()
-            if run.stop.is_set():
-                raise RunStopped(run.stop_status)
+                run.stop("timeout")
+            run.token.check()
 
         result, status, message = None, "error", None
         try:
-            if run.stop.is_set():
-                raise RunStopped(run.stop_status)
-            result = self.agent(max_turns).run(episode, on_step=on_step)
+            run.token.check()
+            with scope(run.token):
+                result = self.agent(max_turns).run(episode, on_step=on_step)
             result.steps = [_scrubbed(step, episode) for step in result.steps]
             status = "success" if result.answer is not None else "error"
             errors = [s.error for s in result.steps if s.error]
             detail = f" ({errors[-1][:300]})" if errors else ""
             message = None if result.answer is not None else f"no answer: {result.failure}{detail}"
-        except RunStopped as stopped:
-            status = str(stopped)
-            message = {"timeout": "the run passed its time limit", "cancelled": "the client went away"}[status]
+        except Cancelled as stopped:
+            status, message = STOPPED.get(stopped.reason, STOPPED["cancelled"])
         except Exception as error:  # the graph itself failing: keep what was recorded
             log.error("run %s failed: %s", response.trace_id, type(error).__name__)
             message = f"the agent failed: {type(error).__name__}"
         finished(response, result, status, message)
         self.store.save(response)
+        if not self.settings.keep_uploads:
+            drop_uploads(self.settings, response.trace_id)  # the trace keeps its thumbnails; the videos can go
         self.metrics.runs.labels(status).inc()
         run.emit("done", response)
 
-    def close(self) -> None:
+    def stop_all(self, reason: str = "shutdown") -> None:
+        """Stop every run in progress (the server is going down): each stores its partial trace and frees its slot."""
+        for run in list(self._live):
+            run.stop(reason)
+
+    def close(self, grace: float = 5.0) -> None:
+        """Stop the runs, give their workers `grace` s to store their traces, and shut the pool down."""
+        self.stop_all("shutdown")
         self._pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.time() + grace
+        for thread in list(self._pool._threads):  # noqa: SLF001 (no public way to join with a timeout)
+            thread.join(max(0.0, deadline - time.time()))

@@ -17,12 +17,21 @@ SNIFF_BYTES = 64
 _MAGIC = ((4, b"ftyp"), (0, b"\x1a\x45\xdf\xa3"))
 
 
+def mib(size: float) -> str:
+    """A byte count in MiB as a limit message shows it: '0.5 MiB', '256 MiB'."""
+    return f"{round(size / (1 << 20), 2):g} MiB"
+
+
 def confined(root: Path, requested: str) -> Path:
     """`requested` resolved under `root`; `ApiError` 400 if it is absolute, climbs out, or a symlink leads out."""
+    if "\x00" in requested:
+        raise ApiError(
+            400, "invalid_path", f"video path {requested!r} contains a NUL byte, which no file name can hold"
+        )
     pure = PurePosixPath(requested.replace("\\", "/"))
     if not pure.parts:
         raise ApiError(404, "video_not_found", f"video path {requested!r} names no file")
-    if "\x00" in requested or pure.is_absolute() or requested.startswith("~") or ":" in pure.parts[0]:
+    if pure.is_absolute() or requested.startswith("~") or ":" in pure.parts[0]:
         raise ApiError(400, "path_outside_media_root", f"video path {requested!r} must be relative to the media root")
     if ".." in pure.parts:
         raise ApiError(400, "path_outside_media_root", f"video path {requested!r} must not contain '..'")
@@ -51,7 +60,7 @@ def checked_video(path: Path, name: str, max_seconds: float, max_bytes: int) -> 
     size = path.stat().st_size
     if size > max_bytes:
         raise ApiError(
-            413, "video_too_large", f"video {name!r} is {size >> 20} MiB; the limit is {max_bytes >> 20} MiB"
+            413, "video_too_large", f"video {name!r} is {mib(size)}; the limit (max_upload_mb) is {mib(max_bytes)}"
         )
     with path.open("rb") as handle:
         head = handle.read(SNIFF_BYTES)

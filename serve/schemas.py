@@ -47,7 +47,19 @@ class AnswerRequest(BaseModel):
         "CCQA without.",
     )
     videos: list[VideoInput] = Field(min_length=1, description="The videos, numbered 1.. in this order.")
-    max_turns: int | None = Field(default=None, ge=1, description="Policy turns before a forced answer (capped).")
+    max_turns: int | None = Field(
+        default=None,
+        ge=1,
+        description="Policy turns before a forced answer; default and largest allowed: the server's max_turns "
+        "setting (a larger value gets 422).",
+    )
+
+    @field_validator("question")
+    @classmethod
+    def _question_text(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("question must not be blank")
+        return question
 
     @field_validator("options")
     @classmethod
@@ -102,7 +114,10 @@ class AnswerResponse(BaseModel):
     """The outcome of a run: the answer (or why there is none), the whole trace and where to view it."""
 
     trace_id: str = Field(description="Id of the stored trace: GET /traces/{trace_id}, /traces/{trace_id}/view.")
-    status: Status = Field(description="success: an answer; error: the run failed; timeout: past the time limit.")
+    status: Status = Field(
+        description="success: an answer; error: the run failed; timeout: past the time limit; cancelled: the client "
+        "went away or the server shut down (message says which); running: not over yet (GET /traces/{id})."
+    )
     answer: str | None = Field(default=None, description="The agent's final answer, in the task's answer format.")
     message: str | None = Field(default=None, description="Why there is no answer, when status is not success.")
     task: str
@@ -113,6 +128,11 @@ class AnswerResponse(BaseModel):
     steps: list[StepOut] = Field(default_factory=list, description="Every step: action, observation, error, timings.")
     timings: Timings
     created: float = Field(description="Unix time the run started.")
+    viewer_url: str | None = Field(
+        default=None,
+        description="The trace's HTML viewer, relative to the server; with an API key set, a signed link a browser "
+        "can open without the key (page and thumbnails), valid for the server's viewer_link_seconds.",
+    )
 
 
 class ErrorBody(BaseModel):

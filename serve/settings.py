@@ -1,6 +1,9 @@
 """Service settings: environment variables with the prefix `AGENTCVR_` (e.g. `AGENTCVR_MEDIA_ROOT=/data`), or a YAML
 or JSON file named by `AGENTCVR_SETTINGS_FILE` / `agentcvr serve --settings FILE` (environment wins over the file).
-Read once per process (`get_settings()`) and handed to the app as a dependency."""
+Read once per process (`get_settings()`) and handed to the app as a dependency.
+
+Traces and uploads live in a per-user data folder by default (`default_data_dir()`: `$XDG_DATA_HOME/agentcvr/serve`,
+else `~/.local/share/agentcvr/serve`), not in whatever folder the server was started from."""
 
 from __future__ import annotations
 
@@ -14,6 +17,12 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def default_data_dir() -> Path:
+    """The per-user folder of the trace store and uploads (XDG base directories)."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "agentcvr" / "serve"
+
+
 class Settings(BaseSettings):
     """Everything `agentcvr serve` can be told; defaults run offline on the embedded CPU stack."""
 
@@ -21,6 +30,9 @@ class Settings(BaseSettings):
 
     policy: str = Field(default="gguf", description="Master policy: gguf (embedded), gguf:FILE, openai:MODEL, hf:DIR.")
     policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL for policy openai:MODEL.")
+    policy_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."
+    )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
     vlm_model: str = Field(default="Qwen/Qwen2.5-VL-7B-Instruct", description="VLM model name at vlm_url.")
@@ -28,25 +40,53 @@ class Settings(BaseSettings):
         default="whisper-tiny.en", description="agentcvr.models name or faster-whisper size of the audio agent."
     )
     media_root: Path = Field(default=Path("media"), description="Videos named by path must lie under this folder.")
-    upload_dir: Path = Field(default=Path("runs/serve/uploads"), description="Where uploaded videos are kept.")
-    trace_dir: Path = Field(default=Path("runs/serve"), description="Folder of the trace database (traces.sqlite).")
-    max_upload_mb: float = Field(default=256, gt=0, description="Largest uploaded file, MiB.")
+    upload_dir: Path = Field(
+        default_factory=lambda: default_data_dir() / "uploads",
+        description="Where uploaded videos are kept while their run lasts (default: the per-user data folder).",
+    )
+    trace_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Folder of the trace database, traces.sqlite (default: the per-user data folder).",
+    )
+    retention_hours: float = Field(
+        default=7 * 24, ge=0, description="Traces (and leftover uploads) older than this are deleted; 0 keeps them."
+    )
+    cleanup_interval: float = Field(default=3600, gt=0, description="Seconds between two retention sweeps.")
+    keep_uploads: bool = Field(default=False, description="Keep uploaded videos after their run (until retention).")
+    max_upload_mb: float = Field(
+        default=256, gt=0, description="Largest video file, MiB: an upload or a file under the media root."
+    )
     max_request_mb: float = Field(default=1024, gt=0, description="Largest request body, MiB.")
     max_videos: int = Field(default=8, ge=1, le=64, description="Videos per request at most.")
     max_video_seconds: float = Field(default=3 * 3600, gt=0, description="Longest video accepted, seconds.")
     max_question_chars: int = Field(default=4000, ge=1, description="Longest question, characters.")
     max_options: int = Field(default=26, ge=1, description="Answer options at most.")
     max_turns: int = Field(default=20, ge=1, le=100, description="Default and largest per-request turn limit.")
-    api_key: SecretStr | None = Field(default=None, description="If set, /answer and /traces need 'Bearer KEY'.")
+    api_key: SecretStr | None = Field(
+        default=None, description="If set, /answer and /traces need 'Bearer KEY' (or a signed viewer link)."
+    )
+    viewer_link_seconds: float = Field(
+        default=3600, gt=0, description="How long the signed viewer link in an /answer reply stays valid."
+    )
     max_concurrent: int = Field(default=2, ge=1, description="Agent runs at once.")
     max_queue: int = Field(default=8, ge=0, description="Runs waiting for a slot; more get 429.")
     queue_timeout: float = Field(default=30, gt=0, description="Seconds a queued run waits before 503.")
     request_timeout: float = Field(default=600, gt=0, description="Seconds one run may take before status timeout.")
     thumbnails: int = Field(default=8, ge=0, le=32, description="Frame thumbnails kept per observe step.")
+    body_idle_timeout: float = Field(default=10, gt=0, description="Seconds a request body may pause before 408.")
+    observation_cache: int = Field(default=1024, ge=0, description="Observations perception keeps in memory.")
+    transcript_cache: int = Field(default=512, ge=0, description="Transcripts the audio agent keeps in memory.")
+    frame_cache_mb: int = Field(default=512, ge=0, description="Decoded frames perception keeps in memory, MiB.")
+    call_records: int = Field(default=1000, ge=1, description="Perception calls kept for stats (~300 bytes each).")
 
     def perception_options(self) -> dict[str, Any]:
         """Options for `RealPerception`: the CPU describer, or the VLM when `vlm_url` is set."""
-        options: dict[str, Any] = {"audio": {"model": self.whisper_size}}
+        options: dict[str, Any] = {
+            "audio": {"model": self.whisper_size, "cache_size": self.transcript_cache},
+            "cache_size": self.observation_cache,
+            "frame_cache_mb": self.frame_cache_mb,
+            "call_records": self.call_records,
+        }
         if self.vlm_url:
             options |= {"visual": "vlm", "vlm": {"base_url": self.vlm_url, "model": self.vlm_model}}
         return options

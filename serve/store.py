@@ -79,6 +79,23 @@ class TraceStore:
             ).fetchone()
         return row[0] if row else None
 
+    def delete_before(self, cutoff: float) -> int:
+        """Delete the traces (and their thumbnails) created before `cutoff` (unix s) that are no longer running;
+        their number. SQLite reuses the freed pages, so a store under retention stops growing."""
+        with self._lock:
+            ids = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT id FROM traces WHERE created < ? AND status != 'running'", (cutoff,)
+                ).fetchall()
+            ]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                self._db.execute(f"DELETE FROM frames WHERE trace_id IN ({marks})", chunk)
+                self._db.execute(f"DELETE FROM traces WHERE id IN ({marks})", chunk)
+        return len(ids)
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

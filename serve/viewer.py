@@ -29,10 +29,11 @@ def _call(step) -> str:
     return f"{step.tool}({interval}{frames}{focus})"
 
 
-def render_trace(response: AnswerResponse, frames: dict[int, list[tuple[int, float]]]) -> str:
-    """The viewer page; `frames` maps step index -> [(k, time)] of stored thumbnails (served by /frames/...)."""
+def render_trace(response: AnswerResponse, frames: dict[int, list[tuple[int, float]]], signed: str = "") -> str:
+    """The viewer page; `frames` maps step index -> [(k, time)] of stored thumbnails (served by /frames/...), whose
+    links carry `signed` (the page's own signed-link query, so a browser without the key loads them too)."""
     template = _env.get_template("trace.html.j2")
-    return template.render(r=response, frames=frames, call=_call, chosen=_chosen(response))
+    return template.render(r=response, frames=frames, call=_call, chosen=_chosen(response), signed=signed)
 
 
 def _chosen(response: AnswerResponse) -> str | None:

@@ -25,6 +25,7 @@ class OpenAIStub:
         self._replies: list[tuple[int, Reply]] = []
         self._always: Callable[[dict], str] | None = None
         self._server: ThreadingHTTPServer | None = None
+        self.dropped = 0  # replies the client was no longer there to read
 
     @property
     def base_url(self) -> str:
@@ -70,11 +71,14 @@ class OpenAIStub:
                     status, reply = stub._replies.pop(0)
                     payload = reply(body) if callable(reply) else reply
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client dropped the call (a stopped run)
+                    stub.dropped += 1
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentcvr import cancel
 from agentcvr.perception.media import NoAudioTrack, VideoUnreadable, existing, file_interval, fingerprint, probe
 
 NO_SPEECH = "No speech detected."
@@ -154,6 +155,7 @@ class AudioAgent:
         )
         utterances = []
         for segment in segments:  # a generator: decoding happens here
+            cancel.check()  # between segments: a stopped run decodes no more of them
             text = re.sub(r"\s+", " ", segment.text).strip()
             if not text:
                 continue

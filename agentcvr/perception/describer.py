@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentcvr import cancel
 from agentcvr.perception.frames import Frames
 
 NO_VISUAL = "No significant action observed."
@@ -132,7 +133,14 @@ class FrameDescriber:
         return "\n".join(f"[{s.start:.1f}s - {s.end:.1f}s] {_scene_text(s)}" for s in shown)
 
     def _ocr(self, images: list[Any]) -> list[str]:
-        return list(self._pool.map(self.read_text, images))
+        token = cancel.current()
+
+        def read(image: Any) -> str:
+            if token is not None:
+                token.check()  # between frames: a stopped run reads no more of them
+            return self.read_text(image)
+
+        return list(self._pool.map(read, images))
 
     def read_text(self, image: Any) -> str:
         """The words tesseract reads in one RGB frame with at least the configured confidence."""

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentcvr import cancel
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.perception.audio import AudioAgent, AudioConfig
@@ -61,6 +62,7 @@ class RealPerceptionConfig(BaseModel):
     frame_cache_mb: int = Field(default=512, ge=0, description="Decoded frames kept in memory, MiB.")
     frame_cache_dir: str | None = Field(default=None, description="Also keep decoded frames on disk here.")
     cache_size: int = Field(default=1024, ge=0, description="Observations kept in memory.")
+    call_records: int = Field(default=10_000, ge=1, description="Latest calls kept for latency and error stats.")
 
 
 @dataclass
@@ -94,7 +96,7 @@ class RealPerception:
         self._audio_pool = ThreadPoolExecutor(c.audio_workers, thread_name_prefix="listen")
         self._cache: OrderedDict[tuple, str] = OrderedDict()
         self._lock = threading.Lock()
-        self.calls: deque[CallRecord] = deque(maxlen=10_000)  # the latest calls, for latency and error stats
+        self.calls: deque[CallRecord] = deque(maxlen=c.call_records)  # the latest calls, for latency and error stats
 
     # --- the Perception interface ------------------------------------------------------------------------------
     def observe(self, episode: Episode, action: Observe) -> str:
@@ -155,9 +157,9 @@ class RealPerception:
         started = time.perf_counter()
         record = CallRecord(tool, episode.id, action.video, action.start, action.end, 0.0)
         try:
-            future = pool.submit(work)
+            future = pool.submit(cancel.bound(work))  # the run's cancel token goes along
             try:
-                return future.result(timeout=timeout)
+                return cancel.wait(future, timeout)  # a stopped run does not wait for its perception
             except FutureTimeout:
                 raise PerceptionTimeout(
                     f"{tool} on video {action.video} [{action.start:g}-{action.end:g} s] took longer than {timeout:g} s"

@@ -12,6 +12,9 @@ Speed on a 2-core machine comes from three things:
   tokens that were sampled, so the server's prompt cache reuses the whole previous turn;
 - one slot with `cache_prompt`: each turn only evaluates the new observation message;
 - capped free text (`thought`, `focus_prompt`) and `max_tokens`.
+Every completion is streamed, so a run told to stop (`agentcvr.cancel`: a server's timeout, a client gone, shutdown)
+ends it between tokens, or between prompt batches of `batch` tokens while a long observation is read; llama.cpp then
+drops the request and the slot is free for the next one. Nothing is kept per call or per episode beyond a small LRU.
 At the turn limit, when the loop asks for the final answer, the grammar holds only the answer shape (anything else
 would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B, ~230 MB
 for the 1.5B) holds a 20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's
@@ -25,9 +28,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
+from agentcvr import cancel
 from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
@@ -48,10 +53,22 @@ from agentcvr.session import forced_turn, is_recovery
 
 # llguidance options: no free whitespace, one-line separators (see the module docstring).
 COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+# What a long-lived process keeps: the timings of the latest calls, and the grammars and context-fitting state of
+# the latest episodes (a server sees a new episode id per request; more than its concurrent runs is enough).
+TIMINGS_KEPT = 256
+EPISODES_KEPT = 64
 
 
-def load_llama(model_path: str | Path, n_ctx: int = 4096, threads: int = 1, seed: int = 0, verbosity: int = 0) -> Any:
-    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file."""
+def load_llama(
+    model_path: str | Path,
+    n_ctx: int = 4096,
+    threads: int = 1,
+    seed: int = 0,
+    verbosity: int = 0,
+    batch: int | None = None,
+) -> Any:
+    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file; `batch` tokens of a prompt are read per
+    step (llama.cpp's default when None), the granularity at which a stop request is seen while reading."""
     import xllamacpp as xlc  # imported here so that `import agentcvr` stays light
 
     path = Path(model_path)
@@ -64,6 +81,8 @@ def load_llama(model_path: str | Path, n_ctx: int = 4096, threads: int = 1, seed
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
     params.sampling.seed = seed
     params.verbosity = verbosity  # 0 keeps llama.cpp's per-request logs off stderr
+    if batch is not None:
+        params.n_batch = params.n_ubatch = batch
     return xlc.Server(params)
 
 
@@ -75,11 +94,51 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
 
 def completion(server: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """Run one chat completion; a llama.cpp error (context overflow, bad grammar) raises with its message."""
-    response = server.handle_chat_completions(request)
-    if not isinstance(response, dict) or not response.get("choices"):
-        raise RuntimeError(f"llama.cpp returned no completion: {json.dumps(response, default=str)[:500]}")
-    return response
+    """Run one chat completion and return it in the non-streamed shape (choices, usage, timings). It is streamed
+    with prompt progress, so that a run told to stop (`agentcvr.cancel`) raises `Cancelled` within one token or one
+    prompt batch, and llama.cpp drops the request; a llama.cpp error (context overflow, bad grammar) raises with its
+    message."""
+    cancel.check()
+    token = cancel.current()
+    stream = _Stream()
+
+    def take(chunk: Any) -> bool:  # True stops the generation
+        stream.add(chunk)
+        return stream.error is not None or (token is not None and token.cancelled)
+
+    streamed = {**request, "stream": True, "return_progress": True, "stream_options": {"include_usage": True}}
+    server.handle_chat_completions(streamed, take)
+    cancel.check()
+    return stream.response()
+
+
+class _Stream:
+    """Chunks of a streamed chat completion, put back together as the one response a non-streamed call returns."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.logprobs: list[dict] = []
+        self.finish: str | None = None
+        self.extra: dict[str, Any] = {}  # usage and timings, from the last chunk that has them
+        self.error: Any = None
+
+    def add(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict) or "error" in chunk or not ("choices" in chunk or "prompt_progress" in chunk):
+            self.error = chunk  # llama.cpp's error body (before the stream) or error event (within it)
+            return
+        for choice in chunk.get("choices", [])[:1]:
+            delta = choice.get("delta") or {}
+            self.content.append(delta.get("content") or "")
+            self.logprobs.extend((choice.get("logprobs") or {}).get("content") or [])
+            self.finish = choice.get("finish_reason") or self.finish
+        self.extra |= {key: chunk[key] for key in ("usage", "timings") if chunk.get(key)}
+
+    def response(self) -> dict[str, Any]:
+        if self.error is not None or self.finish is None:
+            raise RuntimeError(f"llama.cpp returned no completion: {json.dumps(self.error, default=str)[:500]}")
+        choice = {"index": 0, "message": {"role": "assistant", "content": "".join(self.content)}}
+        choice |= {"finish_reason": self.finish, "logprobs": {"content": self.logprobs} if self.logprobs else None}
+        return {"choices": [choice], **self.extra}
 
 
 class GGUFPolicy:
@@ -103,10 +162,14 @@ class GGUFPolicy:
         resamples: int = 3,
         answer_orders: int = 1,
         answer_scoring: Scoring = "letter",
+        batch: int = 64,
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
-        self.server = load_llama(model_path or ensure_model(DEFAULT_MASTER), n_ctx=n_ctx, threads=threads, seed=seed)
+        # 64-token prompt batches: a stop request waits for at most one (under a second to several seconds on 2
+        # cores, by their load: benchmarks/serve_cancel.py); a 1,200-token prompt read as fast as with 256-token ones
+        model = model_path or ensure_model(DEFAULT_MASTER)
+        self.server = load_llama(model, n_ctx=n_ctx, threads=threads, seed=seed, batch=batch)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).
         self.min_calls = min_calls
@@ -126,9 +189,11 @@ class GGUFPolicy:
         # ~3 characters a token for this prose and JSON; leave room for the reply.
         self.context_chars = 3 * (n_ctx - max_tokens)
         self.thought_chars, self.focus_chars = thought_chars, focus_chars
-        self._grammars: dict[str, str] = {}
-        self.timings: list[dict[str, Any]] = []  # llama.cpp's timings of every call (cache_n, prompt_n, speeds)
-        self._elided: dict[str, tuple[int, int]] = {}  # episode id -> (messages seen, observations elided)
+        self._grammars: OrderedDict[str, str] = OrderedDict()  # schema -> grammar, the latest EPISODES_KEPT
+        # llama.cpp's timings of the latest calls (cache_n, prompt_n, speeds)
+        self.timings: deque[dict[str, Any]] = deque(maxlen=TIMINGS_KEPT)
+        # episode id -> (messages seen, observations elided), the latest EPISODES_KEPT episodes
+        self._elided: OrderedDict[str, tuple[int, int]] = OrderedDict()
 
     def grammar(
         self,
@@ -146,6 +211,7 @@ class GGUFPolicy:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
             self._grammars[key] = json_grammar(schema)
+        _keep_latest(self._grammars, key)
         return self._grammars[key]
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
@@ -154,6 +220,7 @@ class GGUFPolicy:
             elided = 0
         fitted, elided = fit_context(messages, self.context_chars, elided)
         self._elided[episode.id] = (len(messages), elided)
+        _keep_latest(self._elided, episode.id)
         turns = sum(m["role"] == "assistant" for m in messages)
         if self.scan and turns == 0 and not forced_turn(messages):  # at --max-turns 1 the first turn answers
             return PolicyOutput(content=scan_turn(episode))
@@ -217,13 +284,14 @@ class GGUFPolicy:
         parsed = parse_turn(output.content or "", None, episode)
         if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
             return output
-        before = len(self.timings)
+        asked: list[dict[str, Any]] = []
 
         def ask(prompt: str, grammar: str, max_tokens: int, alternatives: int) -> list[dict]:
             request = {"messages": [*messages, {"role": "user", "content": prompt}], "max_tokens": max_tokens}
             request |= {"temperature": 0.0, "cache_prompt": True, "grammar": grammar, "logprobs": True}
             response = completion(self.server, request | {"top_logprobs": alternatives})
-            self.timings.append(response.get("timings", {}))
+            asked.append(response.get("timings", {}))
+            self.timings.append(asked[-1])
             tokens = (response["choices"][0].get("logprobs") or {}).get("content") or []
             if not tokens:
                 raise RuntimeError("llama.cpp returned no log-probabilities for an option")
@@ -241,36 +309,36 @@ class GGUFPolicy:
 
         result = choose(episode, self.answer_scoring, cloze if self.answer_scoring == "cloze" else verify)
         own = json.loads(output.content or "{}")["final_answer"]
-        return self._replaced(output, result.letter, f"{result.summary()}; own answer {own}", before)
+        return self._replaced(output, result.letter, f"{result.summary()}; own answer {own}", asked)
 
     def _voted(self, output: PolicyOutput, messages: list[dict], episode: Episode) -> PolicyOutput:
         """An answer turn whose letter is the majority over re-asks in rotated option orders (the thought says so)."""
         parsed = parse_turn(output.content or "", None, episode)
         if isinstance(parsed, ParseError) or not isinstance(parsed.actions[0], Answer):
             return output
-        before = len(self.timings)
+        asked: list[dict[str, Any]] = []
         grammar = self.grammar(episode, answer_only=True)
 
         def ask(order: list[int]) -> str:
             request = {"messages": [*messages, reask_message(episode, order)], "max_tokens": self.max_tokens}
             request |= {"temperature": 0.0, "cache_prompt": True, "grammar": grammar}
             response = completion(self.server, request)
-            self.timings.append(response.get("timings", {}))
+            asked.append(response.get("timings", {}))
+            self.timings.append(asked[-1])
             again = parse_turn(response["choices"][0]["message"].get("content") or "", None, episode)
             if isinstance(again, ParseError) or not isinstance(again.actions[0], Answer):
                 raise RuntimeError(f"llama.cpp ignored the answer grammar: {again}")
             return again.actions[0].answer
 
         result = vote(episode, parsed.actions[0].answer, ask, self.answer_orders)
-        return self._replaced(output, result.letter, result.summary(), before)
+        return self._replaced(output, result.letter, result.summary(), asked)
 
-    def _replaced(self, output: PolicyOutput, letter: str, summary: str, before: int) -> PolicyOutput:
+    def _replaced(self, output: PolicyOutput, letter: str, summary: str, asked: list[dict]) -> PolicyOutput:
         """The answer turn with `letter` as its answer, `summary` added to its thought, and the token counts of the
-        requests made since `before` (an index into `timings`) added to its own."""
+        requests `asked` (their llama.cpp timings) added to its own."""
         reply = json.loads(output.content or "{}")
         reply["thought"] = f"{reply.get('thought', '')} [{summary}]".strip()
         reply["final_answer"] = letter
-        asked = self.timings[before:]
         return PolicyOutput(
             content=json.dumps(reply),
             prompt_tokens=output.prompt_tokens + sum(t.get("prompt_n", 0) for t in asked),
@@ -279,6 +347,13 @@ class GGUFPolicy:
 
 
 ELIDED = "[older observation elided to fit the context]"
+
+
+def _keep_latest(entries: OrderedDict, key: str) -> None:
+    """Mark `key` as just used and drop the oldest entries past `EPISODES_KEPT`."""
+    entries.move_to_end(key)
+    while len(entries) > EPISODES_KEPT:
+        entries.popitem(last=False)
 
 
 def fit_context(

@@ -6,14 +6,21 @@ Two modes, matching the two system prompts:
 - `json`: the published AgentCVR one-object-per-turn protocol, constrained by `response_format` json_schema
   (`json_protocol.turn_schema`), which vLLM enforces with its guided-decoding backend.
 
+A run told to stop (`agentcvr.cancel`) drops its HTTP call at once: the request runs on the policy's own event loop
+(an `AsyncOpenAI` client), and cancelling its task closes the connection, which vLLM and llama.cpp's server take as
+the client going away and abort the generation.
+
     vllm serve Qwen/Qwen3-8B --enable-auto-tool-choice --tool-call-parser hermes
     policy = OpenAIPolicy("http://localhost:8000/v1", "Qwen/Qwen3-8B", mode="tools")
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any, Literal
 
+from agentcvr import cancel
 from agentcvr.actions import tool_schemas
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
@@ -43,10 +50,13 @@ class OpenAIPolicy:
             raise ValueError(f"unknown mode {mode!r}: choose 'tools' or 'json'")
         if not model:
             raise ValueError("OpenAIPolicy needs a model name, e.g. 'Qwen/Qwen3-8B'")
+        self._loop: asyncio.AbstractEventLoop | None = None
         if client is None:
-            from openai import OpenAI
+            from openai import AsyncOpenAI
 
-            client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+            client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+            self._loop = asyncio.new_event_loop()  # the calls of every worker thread run here, each a task
+            threading.Thread(target=self._loop.run_forever, name="openai-policy", daemon=True).start()
         self.client, self.model, self.protocol = client, model, mode
         self.temperature, self.max_tokens = temperature, max_tokens
         self.extra_body = extra_body or {}  # server-specific knobs, e.g. {"chat_template_kwargs": {...}} on vLLM
@@ -72,7 +82,12 @@ class OpenAIPolicy:
         return kwargs
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        response = self.client.chat.completions.create(**self.request(messages, episode))
+        cancel.check()
+        call = self.client.chat.completions.create(**self.request(messages, episode))
+        if self._loop is not None:  # our async client: a task that a stopped run cancels (`cancel.wait`)
+            response = cancel.wait(asyncio.run_coroutine_threadsafe(call, self._loop))
+        else:  # an injected synchronous client has already answered
+            response = call
         if not response.choices:
             raise RuntimeError(f"{self.model}: the server returned no choices")
         message = response.choices[0].message

@@ -14,7 +14,10 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from serve import deps
 from serve.episodes import build_episode
+from serve.errors import ApiError
+from serve.links import with_viewer
 from serve.requests import Prepared, read_request
+from serve.retention import drop_uploads
 from serve.runs import Run, RunService
 from serve.schemas import AnswerRequest, AnswerResponse, ErrorBody, Timings
 
@@ -28,7 +31,11 @@ _MULTIPART = {
         "question": {"type": "string", "description": "The question."},
         "options": {"type": "array", "items": {"type": "string"}, "description": "Answer options, one per field."},
         "task": {"type": "string", "description": "CrossVid task kind."},
-        "max_turns": {"type": "integer", "minimum": 1, "description": "Policy turns before a forced answer."},
+        "max_turns": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Policy turns before a forced answer; at most the server's max_turns (more gets 422).",
+        },
         "videos": {
             "type": "array",
             "items": {"type": "string", "format": "binary"},
@@ -51,6 +58,7 @@ ERRORS = {
         400: "Malformed body or a path outside the media root",
         401: "Missing or wrong API key",
         404: "A video is not under the media root",
+        408: "The body stopped arriving (e.g. shorter than its Content-Length)",
         413: "Request, upload or video too large or too long",
         415: "Wrong content type, or a file that is not a video",
         422: "A field breaks its rule or a server limit (the message names it)",
@@ -70,7 +78,11 @@ async def _start(request: Request, service: RunService) -> Run:
     prepared: Prepared = await read_request(request, service.settings)
     answer = prepared.request
     episode = build_episode(prepared.trace_id, answer, prepared.files)
-    await service.admit()
+    try:
+        await service.admit()
+    except ApiError:
+        drop_uploads(service.settings, prepared.trace_id)  # refused before it ran: its uploads go now
+        raise
     response = AnswerResponse(
         trace_id=prepared.trace_id,
         status="running",
@@ -107,11 +119,11 @@ async def answer(
     "videos": [{"path": "cat.mp4"}, {"path": "dog.mp4"}]}'`"""
     waiting = asyncio.ensure_future(service.wait(run))
     while not (await asyncio.wait({waiting}, timeout=DISCONNECT_POLL))[0]:
-        if await request.is_disconnected():  # the client gave up: free its slot at the run's next step
-            run.stop.set()
+        if await request.is_disconnected():  # the client gave up: stop its run where it is, freeing the slot
+            run.stop("cancelled")
             waiting.cancel()
             return Response(status_code=499)  # nobody reads it; nginx's code for "client closed request"
-    return waiting.result()
+    return with_viewer(waiting.result(), service.settings)
 
 
 @router.post(
@@ -134,9 +146,9 @@ async def answer_stream(
                 last = payload.index + 1
                 yield ServerSentEvent(event="step", id=str(last), data=payload)
             else:
-                final: AnswerResponse = payload
+                final: AnswerResponse = with_viewer(payload, service.settings)
                 event = "answer" if final.status == "success" else "error"
                 yield ServerSentEvent(event=event, id=str(last + 1), data=final)
     finally:
         if not run.done.is_set():
-            run.stop.set()  # the client went away (or the server is stopping): end the run at its next step
+            run.stop("cancelled")  # the client went away: stop the run where it is (a shutdown has already said so)

@@ -192,10 +192,10 @@ def test_a_model_that_insists_on_a_refused_reply_is_held_to_whole_video_calls(po
     real = policy.server
 
     class Insistent:
-        def handle_chat_completions(self, request: dict) -> dict:
+        def handle_chat_completions(self, request: dict, callback) -> None:  # streamed, as `completion` asks
             if request["grammar"] in whole_video:
-                return real.handle_chat_completions(request)
-            return {"choices": [{"message": {"content": refused}}], "usage": {}, "timings": {}}
+                return real.handle_chat_completions(request, callback)
+            callback({"choices": [{"delta": {"content": refused}, "finish_reason": "stop"}], "usage": {}})
 
     monkeypatch.setattr(policy, "server", Insistent())
     monkeypatch.setattr(policy, "scan", True)  # times required after the scan: the refused interval stays possible
@@ -223,4 +223,38 @@ def test_a_scoring_master_answers_the_option_whose_text_scores_best(policy, umbr
     summary = answer["thought"].rsplit("[", 1)[1]
     assert summary.startswith(f"option {scoring} scores A ") and f"-> {answer['final_answer']}; own answer " in summary
     assert len(policy.timings) == before + 5  # the turn, then one scoring request per option
-    assert all(t["cache_n"] > 0 for t in policy.timings[-3:])  # an option reads only its own tokens: the rest is cached
+    # an option reads only its own tokens: the rest is cached
+    assert all(t["cache_n"] > 0 for t in list(policy.timings)[-3:])
+
+
+def test_a_stopped_run_stops_the_master_mid_generation_and_frees_it(policy, umbrella_script):
+    import threading
+
+    from agentcvr import cancel
+    from agentcvr.policies.gguf import EPISODES_KEPT, completion
+
+    token, tokens = cancel.CancelToken(), []
+    story = {"messages": [{"role": "user", "content": "Tell a long story about a dog."}], "max_tokens": 2000}
+    story["ignore_eos"] = True  # 2000 tokens whatever the model says: far longer than the test waits
+
+    def watch(chunk: dict) -> bool:  # a second stream, to see tokens arrive before the stop
+        tokens.append(chunk)
+        if len(tokens) == 20:
+            token.cancel("timeout")
+        return token.cancelled
+
+    with cancel.scope(token), pytest.raises(cancel.Cancelled, match="timeout"):
+        policy.server.handle_chat_completions({**story, "stream": True}, watch)
+        completion(policy.server, story)  # not reached: the token is set
+    assert 20 <= len(tokens) < 100  # stopped mid-generation, far from its 2000 tokens
+    stopper = threading.Timer(1.0, lambda: other.cancel("cancelled"))
+    other = cancel.CancelToken()
+    stopper.start()
+    with cancel.scope(other), pytest.raises(cancel.Cancelled, match="cancelled"):
+        completion(policy.server, story)  # stopped from another thread while llama.cpp generates
+    reply = completion(policy.server, {"messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 3})
+    assert reply["choices"][0]["message"]["content"] and reply["timings"]["predicted_n"] >= 1  # the slot is free
+    for k in range(EPISODES_KEPT + 10):  # a long-lived server sees a new episode id per request
+        policy._elided[f"episode-{k}"] = (0, 0)
+    policy.act(initial_messages(umbrella_script.episode, "json", 4), umbrella_script.episode)
+    assert len(policy._elided) <= EPISODES_KEPT and len(policy.timings) <= policy.timings.maxlen

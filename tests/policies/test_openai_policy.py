@@ -79,3 +79,24 @@ def test_bad_arguments_fail_early():
         OpenAIPolicy(base_url="http://127.0.0.1:9/v1", model="m", mode="xml")
     with pytest.raises(ValueError, match="model name"):
         OpenAIPolicy(base_url="http://127.0.0.1:9/v1", model="")
+
+
+def test_a_stopped_run_drops_its_http_call(stub, pet_script):
+    import threading
+    import time
+
+    from agentcvr import cancel
+
+    answered = threading.Event()
+
+    def slow(request: dict) -> str:
+        time.sleep(3)  # a master that takes its time
+        answered.set()
+        return "never read"
+
+    stub.respond(slow)
+    token = cancel.CancelToken()
+    threading.Timer(0.3, lambda: token.cancel("timeout")).start()
+    with cancel.scope(token), pytest.raises(cancel.Cancelled, match="timeout"):
+        policy(stub).act([{"role": "user", "content": "hi"}], pet_script.episode)
+    assert not answered.is_set()  # the call was dropped while the server was still working on it

@@ -1,7 +1,7 @@
 """A real uvicorn server on a free port, serving rendered videos from a media root, with the OpenAI stub as master.
 
 The stub plays a short, sensible master: observe video 2, listen to it, answer B (questions with 'slow' in them
-make every turn take 0.4 s and never answer, for cancellation and queue tests).
+make every turn take 0.4 s and never answer, for cancellation and queue tests; 'glacial' ones a minute).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def master(request: dict) -> str:
     messages = request["messages"]
     question = next(m["content"] for m in messages if m["role"] == "user")
     done = sum(m["role"] == "assistant" for m in messages)
+    if "glacial" in question:  # a master that would take a minute: only a run that is stopped mid-call ends early
+        time.sleep(60)
     if "slow" in question:
         time.sleep(0.4)
         return tool_call("observe", video=1, start=0, end=10, focus="", num_frames=2)
@@ -116,6 +118,7 @@ def server(media, stub, tmp_path_factory):
         max_queue=2,
         queue_timeout=5,
         request_timeout=60,
+        body_idle_timeout=2,  # a body that stops arriving is refused after 2 s (tests wait for it)
     )
     with LiveServer(create_app(settings), free_port()) as live:
         yield live

@@ -11,6 +11,8 @@ import time
 import httpx
 import pytest
 
+from serve import links
+
 BODY = {
     "question": "Which video shows a dog running?",
     "options": ["A. Video 1", "B. Video 2"],
@@ -70,30 +72,59 @@ def test_stream_sends_metadata_steps_and_answer(client):
     assert [json.loads(e["data"])["step"]["tool"] for e in events[1:4]] == ["observe", "listen", "answer"]
 
 
-def test_uploads_join_media_paths(client, media):
+def test_uploads_join_media_paths(client, media, server):
     files = [("videos", ("my dog.mp4", (media / "dog.mp4").read_bytes(), "video/mp4"))]
     data = {"question": BODY["question"], "options": BODY["options"], "videos": "cat.mp4"}
     response = client.post("/answer", data=data, files=files)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "success" and body["videos"] == ["cat.mp4", "my_dog.mp4"]
+    uploads = server.app.state.settings.upload_dir
+    assert not (uploads / body["trace_id"]).exists()  # the run is over: its upload is gone, its thumbnails stay
+    assert client.get(f"/traces/{body['trace_id']}/frames/0/0.jpg").status_code == 200
+
+
+def test_refused_uploads_leave_no_folder(client, server):
+    uploads = server.app.state.settings.upload_dir
+    before = set(uploads.iterdir())
+    fake = [("videos", ("clip.mp4", b"not a video at all" * 100, "video/mp4"))]
+    assert client.post("/answer", data={"question": "q"}, files=fake).status_code == 415
+    assert set(uploads.iterdir()) == before
+
+
+def test_retention_deletes_old_traces_and_uploads(client, server):
+    from serve.retention import sweep
+
+    service, settings = server.app.state.service, server.app.state.settings
+    old = client.post("/answer", json=BODY).json()["trace_id"]
+    leftover = settings.upload_dir / ("f" * 32)
+    leftover.mkdir()
+    later = time.time() + 30 * 24 * 3600  # a month on: past the default week
+    new = client.post("/answer", json=BODY).json()["trace_id"]
+    traces, folders = sweep(service.store, settings, now=later)
+    assert traces >= 2 and folders == 1 and not leftover.exists()
+    assert client.get(f"/traces/{old}").status_code == 404 and client.get(f"/traces/{new}").status_code == 404
+    assert client.get(f"/traces/{old}/frames/0/0.jpg").status_code == 404  # its thumbnails went with it
+    kept = client.post("/answer", json=BODY).json()["trace_id"]
+    assert sweep(service.store, settings) == (0, 0) and client.get(f"/traces/{kept}").status_code == 200
 
 
 def test_disconnect_cancels_the_run(client):
     slow = {**BODY, "question": "slow: which video?", "max_turns": 6}
     with client.stream("POST", "/answer/stream", json=slow) as response:
-        lines = response.iter_lines()
         trace_id = None
-        for line in lines:
-            if line.startswith("data:"):
+        for line in response.iter_lines():
+            if line.startswith("data:") and trace_id is None:
                 trace_id = json.loads(line[5:])["trace_id"]
-                break
-    # the client is gone: the run stops at its next step, with its partial trace
+            elif line.startswith("event: step"):
+                break  # one step seen: the master is in its next call
+    # the client is gone: the run stops in the middle of that call, with its partial trace
     deadline = time.time() + 15
     while (status := client.get(f"/traces/{trace_id}").json()["status"]) == "running" and time.time() < deadline:
         time.sleep(0.2)
     trace = client.get(f"/traces/{trace_id}").json()
     assert status == "cancelled" and 1 <= len(trace["steps"]) < 6
+    assert trace["message"] == "the client went away and the run was stopped"
 
 
 def test_policy_failure_keeps_the_partial_trace(client, stub):
@@ -121,7 +152,15 @@ def test_full_queue_answers_429_then_503_with_retry_after(client, server):
     try:
         settings.max_queue = 0
         busy = client.post("/answer", json=BODY)
-        assert busy.status_code == 429 and busy.headers["retry-after"] and busy.json()["code"] == "busy"
+        assert (
+            busy.status_code == 429
+            and busy.headers["retry-after"]
+            and busy.json()
+            == {
+                "code": "busy",
+                "message": "all 2 run slots are busy and this server queues none; retry later",
+            }
+        )
         settings.max_queue, settings.queue_timeout = 2, 0.2
         late = client.post("/answer", json=BODY)
         assert late.status_code == 503 and late.headers["retry-after"] and late.json()["code"] == "unavailable"
@@ -146,6 +185,44 @@ def test_api_key_guards_runs_but_not_health(client, server):
         assert client.get("/healthz").status_code == 200 and client.get("/readyz").status_code == 200
         ok = client.get("/traces/" + "0" * 32, headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 404 and ok.json()["code"] == "trace_not_found"
+    finally:
+        settings.api_key = None
+
+
+def test_signed_viewer_link_opens_one_trace_without_the_key(client, server):
+    from pydantic import SecretStr
+
+    settings = server.app.state.settings
+    settings.api_key = SecretStr("s3cret")
+    key = {"Authorization": "Bearer s3cret"}
+    try:
+        body = client.post("/answer", json=BODY, headers=key).json()
+        link = body["viewer_url"]
+        assert link.startswith(f"/traces/{body['trace_id']}/view?exp=") and "&token=" in link
+        page = client.get(link)  # no header: a browser following the link
+        assert page.status_code == 200 and "Which video shows a dog running?" in page.text
+        query = link.split("?", 1)[1]
+        assert f"/frames/0/0.jpg?{query}" in page.text.replace("&amp;", "&")  # the thumbnails are signed too
+        assert client.get(f"/traces/{body['trace_id']}/frames/0/0.jpg?{query}").status_code == 200
+        other = client.post("/answer", json=BODY, headers=key).json()["trace_id"]
+        stale = links.link_query(settings, body["trace_id"], now=time.time() - 7200)  # made two hours ago
+        refused = {
+            "bare page": (f"/traces/{body['trace_id']}/view", "unauthorized", "signed viewer_url"),
+            "api_key in the query": (f"/traces/{body['trace_id']}/view?api_key=s3cret", "unauthorized", "Bearer"),
+            "another trace": (f"/traces/{other}/view?{query}", "unauthorized", "does not match this trace"),
+            "altered token": (link[:-4] + "0000", "unauthorized", "does not match"),
+            "expired": (f"/traces/{body['trace_id']}/view{stale}", "link_expired", "expired"),
+            "exp not a number": (f"/traces/{body['trace_id']}/view?exp=soon&token=ab", "unauthorized", "unix time"),
+            "JSON trace": (
+                f"/traces/{body['trace_id']}?{query}",
+                "unauthorized",
+                "Bearer",
+            ),  # the link opens pages only
+        }
+        for why, (url, code, words) in refused.items():
+            response = client.get(url)
+            assert response.status_code == 401 and response.json()["code"] == code, why
+            assert words in response.json()["message"], why
     finally:
         settings.api_key = None
 

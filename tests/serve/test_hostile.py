@@ -4,6 +4,7 @@ answers a good request afterwards. Then a property-based fuzzer (schemathesis) o
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -24,7 +25,7 @@ JSON_CASES = [
     ("absolute path", {"json": body(videos=[{"path": "/etc/passwd"}])}, 400, "path_outside_media_root"),
     ("home path", {"json": body(videos=[{"path": "~/x.mp4"}])}, 400, "path_outside_media_root"),
     ("windows drive", {"json": body(videos=[{"path": "C:\\x.mp4"}])}, 400, "path_outside_media_root"),
-    ("NUL byte", {"json": body(videos=[{"path": "dog.mp4\u0000.txt"}])}, 400, "path_outside_media_root"),
+    ("NUL byte", {"json": body(videos=[{"path": "dog.mp4\u0000.txt"}])}, 400, "invalid_path"),
     ("symlink to a system file", {"json": body(videos=[{"path": "escape.mp4"}])}, 400, "path_outside_media_root"),
     ("symlink to a video outside", {"json": body(videos=[{"path": "outside.mp4"}])}, 400, "path_outside_media_root"),
     ("file name too long", {"json": body(videos=[{"path": "a" * 1000 + ".mp4"}])}, 400, "invalid_path"),
@@ -40,6 +41,7 @@ JSON_CASES = [
     ("100 videos", {"json": body(videos=[{"path": "dog.mp4"}] * 100)}, 422, "too_many_videos"),
     ("no videos", {"json": body(videos=[])}, 422, "invalid_request"),
     ("empty question", {"json": body(question="")}, 422, "invalid_request"),
+    ("whitespace-only question", {"json": body(question=" \n\t ")}, 422, "invalid_request"),
     ("question not a string", {"json": body(question=42)}, 422, "invalid_request"),
     ("unknown task", {"json": body(task="XYZ")}, 422, "unknown_task"),
     ("blank option", {"json": body(options=["A. x", " "])}, 422, "invalid_request"),
@@ -48,12 +50,22 @@ JSON_CASES = [
     ("body is a list", {"json": [1, 2]}, 422, "invalid_request"),
     ("malformed JSON", {"content": b'{"question": "q", "videos": [', "json_type": True}, 400, "malformed_json"),
     ("not UTF-8", {"content": b"\xff\xfe\x00{", "json_type": True}, 400, "malformed_json"),
-    ("deeply nested JSON", {"content": "[" * 100_000 + "]" * 100_000, "json_type": True}, 400, "malformed_json"),
+    ("deeply nested JSON", {"content": "[" * 100_000 + "]" * 100_000, "json_type": True}, 400, "json_too_deep"),
     ("text/plain body", {"content": json.dumps(body()), "headers": {"content-type": "text/plain"}}, 415, None),
     ("no content type", {"content": json.dumps(body()), "headers": {"content-type": ""}}, 415, None),
     ("form-urlencoded", {"data": {"question": "q"}}, 415, "unsupported_media_type"),
     ("huge JSON body", {"content": b'{"question": "' + b"x" * (9 << 20) + b'"}', "json_type": True}, 413, None),
 ]
+
+
+# the words that name the problem, for the rows whose wording once did not
+WORDS = {
+    "NUL byte": "contains a NUL byte",
+    "deeply nested JSON": "nests deeper than the parser allows",
+    "whitespace-only question": "question must not be blank",
+    "huge max_turns": "at most 6",
+    "file name too long": "cannot name a file",
+}
 
 
 def _send(client, kwargs: dict):
@@ -71,6 +83,7 @@ def test_hostile_json_is_refused_with_a_clear_error(client, media, why, kwargs, 
     assert set(error) == {"code", "message"} and error["message"]
     if code:
         assert error["code"] == code
+    assert WORDS.get(why, "") in error["message"]
     assert str(media) not in response.text and "Traceback" not in response.text  # no server paths, no stack traces
 
 
@@ -94,13 +107,85 @@ def test_hostile_uploads(client, media):
     assert 400 <= broken.status_code < 500
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/traces/../../etc/passwd", "/traces/" + "a" * 5000, "/traces/%00", "/traces/x/view", "/traces/x/frames/0/0.jpg"],
-)
-def test_hostile_trace_ids(client, path):
+TRACE = "0" * 32
+TRACE_PATHS = [
+    ("/traces/../../etc/passwd", ""),
+    ("/traces/" + "a" * 5000, ""),
+    ("/traces/%00", ""),
+    ("/traces/x/view", ""),
+    ("/traces/x/frames/0/0.jpg", ""),
+    (f"/traces/{TRACE}/frames/0/99999999999999999999999.jpg", "k: Input should be less than or equal to 10000"),
+    (f"/traces/{TRACE}/frames/99999999999999999999999/0.jpg", "step: Input should be less than or equal to 10000"),
+    (f"/traces/{TRACE}/frames/-1/0.jpg", "step: Input should be greater than or equal to 0"),
+    (f"/traces/{TRACE}/frames/0/x.jpg", "k: Input should be a valid integer"),
+    (f"/traces/{TRACE}/view?exp=1&token=" + "f" * 64, ""),  # no key set: the link is not even looked at
+]
+
+
+@pytest.mark.parametrize(("path", "words"), TRACE_PATHS)
+def test_hostile_trace_ids(client, path, words):
     response = client.get(path)
-    assert 400 <= response.status_code < 500 and set(response.json()) == {"code", "message"}
+    assert 400 <= response.status_code < 500 and set(response.json()) == {"code", "message"}, response.text
+    assert words in response.json()["message"]
+
+
+def _raw(server, request: bytes, wait: float) -> tuple[int, bytes]:
+    """Send bytes as they are (httpx would fix the headers) and read the reply (at most `wait` s): (status, body)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as sock:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < _length(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def _length(data: bytes) -> int:
+    for line in data.partition(b"\r\n\r\n")[0].split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":")[1])
+    return 1 << 30
+
+
+def test_a_body_shorter_than_its_content_length_is_refused_promptly(server):
+    sent = json.dumps(body()).encode()
+    head = "POST /answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    # the server's body_idle_timeout is 2 s in these tests: the reply comes then, not never (before: none in 40 s)
+    status, reply = _raw(server, f"{head}Content-Length: {len(sent) + 100}\r\n\r\n".encode() + sent, 15)
+    error = json.loads(reply)
+    assert status == 408 and error["code"] == "body_incomplete", error
+    assert f"stopped after {len(sent)} bytes of the {len(sent) + 100} that Content-Length announced" in error["message"]
+    upload = (
+        "POST /answer HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=xx\r\n"
+        'Content-Length: 5000\r\n\r\n--xx\r\nContent-Disposition: form-data; name="question"\r\n\r\nq\r\n'
+    )
+    status, reply = _raw(server, upload.encode(), wait=15)
+    assert status == 408 and "of the 5000 that Content-Length announced" in json.loads(reply)["message"]
+
+
+def test_content_length_that_is_not_a_number(server):
+    head = "POST /answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12abc\r\n\r\n{}"
+    status, reply = _raw(server, head.encode(), wait=15)
+    assert status == 400 and b"Invalid HTTP request" in reply  # uvicorn refuses it before the app
+
+
+def test_max_upload_mb_limits_media_root_files_too_and_prints_fractions(client, server):
+    settings = server.app.state.settings
+    old, settings.max_upload_mb = settings.max_upload_mb, 0.01  # 10 KiB: smaller than the rendered videos
+    try:
+        response = client.post("/answer", json=body())
+    finally:
+        settings.max_upload_mb = old
+    error = response.json()
+    assert response.status_code == 413 and error["code"] == "video_too_large"
+    assert (
+        error["message"].startswith("video 'cat.mp4' is 0.")
+        and "the limit (max_upload_mb) is 0.01 MiB" in error["message"]
+    )
 
 
 def test_server_still_answers_after_the_hostile_list(client):

@@ -38,3 +38,30 @@ def test_viewer_in_headless_chromium(client, server, stub, tmp_path):
     assert "observe(video 2, 5–12 s" in text and "listen(video 2" in text and "answer('B')" in text
     assert len(thumbs) == 4 and all(done and width > 0 for done, width in thumbs)  # 4 frames observed, all shown
     assert (tmp_path / "viewer.png").stat().st_size > 10_000
+
+
+def test_viewer_through_the_signed_link_with_a_key_set(client, server, tmp_path):
+    from playwright.sync_api import sync_playwright
+    from pydantic import SecretStr
+
+    settings = server.app.state.settings
+    settings.api_key = SecretStr("s3cret")
+    try:
+        trace = client.post("/answer", json=BODY, headers={"Authorization": "Bearer s3cret"}).json()
+        assert trace["status"] == "success" and "token=" in trace["viewer_url"]
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1200, "height": 900})  # sends no Authorization header
+            opened = page.goto(server.url + trace["viewer_url"], wait_until="networkidle")
+            text = page.inner_text("body")
+            thumbs = page.eval_on_selector_all("img", "imgs => imgs.map(i => [i.complete, i.naturalWidth])")
+            page.screenshot(path=str(tmp_path / "viewer-signed.png"), full_page=True)
+            bare = page.goto(f"{server.url}/traces/{trace['trace_id']}/view")
+            refused = page.inner_text("body")
+            browser.close()
+    finally:
+        settings.api_key = None
+    assert opened.status == 200 and "Which video shows a dog running?" in text and "answer('B')" in text
+    assert len(thumbs) == 4 and all(done and width > 0 for done, width in thumbs)  # the signed thumbnails loaded
+    assert bare.status == 401 and "signed viewer_url" in refused
+    assert (tmp_path / "viewer-signed.png").stat().st_size > 10_000

@@ -1,0 +1,145 @@
+"""Cancellation latency of the service with the embedded GGUF master mid-generation: from the moment a run's
+request ends (its time limit passes, or its client disconnects) to the moment its run slot is free again.
+
+A real server (`uvicorn --factory serve.app:create_app`, its own process) runs the default master (Qwen2.5-Coder-1.5B,
+llama.cpp on CPU) and CPU perception over two rendered videos, with one run slot. For each trial:
+- timeout: `/answer` with `AGENTCVR_REQUEST_TIMEOUT` short enough that the master is mid-turn when it passes; the
+  reply comes at the deadline, and the slot must be free right after (measured from the reply);
+- disconnect: `/answer/stream`, the client closes the connection after the first step event plus a delay (the master
+  is then generating its next turn); measured from the close.
+"Slot free" is `running == 0` on `/readyz`, polled every 20 ms; the stored trace's status and message are printed.
+Last, shutdown: SIGTERM while a run is mid-turn, timed to the process's exit.
+
+    .venv/bin/python benchmarks/serve_cancel.py               # 3 trials of each, 1.5B master
+    .venv/bin/python benchmarks/serve_cancel.py --trials 5 --timeout 25
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.serve_load import BODY  # noqa: E402
+from serve.store import TraceStore  # noqa: E402
+from tests.serve.process import rendered_media, server_process  # noqa: E402
+
+
+def slot_free_after(client: httpx.Client, since: float, limit: float = 60.0) -> float:
+    """Seconds from `since` (perf_counter) until the server reports no run in progress."""
+    while time.perf_counter() - since < limit:
+        if client.get("/readyz").json().get("running") == 0:
+            return time.perf_counter() - since
+        time.sleep(0.02)
+    raise SystemExit(f"the slot was still taken {limit:.0f} s after the request ended")
+
+
+def stored(client: httpx.Client, trace_id: str) -> dict:
+    deadline = time.time() + 30
+    while (trace := client.get(f"/traces/{trace_id}").json())["status"] == "running" and time.time() < deadline:
+        time.sleep(0.1)
+    return trace
+
+
+def timeout_trial(client: httpx.Client, k: int) -> tuple[float, dict]:
+    body = {**BODY, "question": f"{BODY['question']} #t{k}", "max_turns": 20}
+    reply = client.post("/answer", json=body, timeout=600).json()
+    ended = time.perf_counter()
+    return slot_free_after(client, ended), stored(client, reply["trace_id"]) | {"reply_status": reply["status"]}
+
+
+def disconnect_trial(url: str, client: httpx.Client, k: int, delay: float) -> tuple[float, dict]:
+    body = {**BODY, "question": f"{BODY['question']} #d{k}", "max_turns": 20}
+    trace_id = None
+    streaming = httpx.Client(base_url=url, timeout=600)
+    with streaming, streaming.stream("POST", "/answer/stream", json=body) as response:
+        for line in response.iter_lines():
+            if line.startswith("data:") and trace_id is None:
+                trace_id = json.loads(line[5:])["trace_id"]
+            if line.startswith("event: step"):
+                time.sleep(delay)  # the master is now generating its next turn
+                break
+    ended = time.perf_counter()  # the stream is closed: the client is gone
+    assert trace_id is not None
+    return slot_free_after(client, ended), stored(client, trace_id)
+
+
+def shutdown_trial(url: str, process: subprocess.Popen, work: Path, delay: float) -> tuple[float, dict]:
+    """SIGTERM while a run's master generates: seconds until the process has exited, and the stored trace."""
+    body = {**BODY, "question": f"{BODY['question']} #shutdown", "max_turns": 20}
+    stepped = threading.Event()
+
+    def ask() -> None:
+        with httpx.stream("POST", f"{url}/answer/stream", json=body, timeout=600) as response:
+            for line in response.iter_lines():
+                if line.startswith("event: step"):
+                    stepped.set()
+
+    threading.Thread(target=ask, daemon=True).start()
+    stepped.wait(600)
+    time.sleep(delay)  # the master is mid-turn
+    signalled = time.perf_counter()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=120)
+    seconds = time.perf_counter() - signalled
+    (row,) = TraceStore(work / "traces")._db.execute("SELECT body FROM traces WHERE body LIKE '%#shutdown%'").fetchall()
+    return seconds, json.loads(row[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=30.0, help="the server's request timeout, s")
+    parser.add_argument("--delay", type=float, default=3.0, help="s after the first step before disconnecting")
+    parser.add_argument("--policy", default="gguf")
+    parser.add_argument("--threads", type=int, default=None, help="the master's CPU threads (default: all cores)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="serve-cancel-") as folder:
+        work = Path(folder)
+        settings = {"policy": args.policy, "max_concurrent": 1, "request_timeout": args.timeout}
+        if args.threads:
+            settings["policy_threads"] = args.threads
+        with server_process(work, rendered_media(work), **settings) as (url, process):
+            print(
+                f"server: policy {args.policy} ({args.threads or 'all'} threads), 1 run slot, "
+                f"request timeout {args.timeout:g} s"
+            )
+            rows: dict[str, list[float]] = {"timeout": [], "disconnect": []}
+            with httpx.Client(base_url=url, timeout=60) as client:
+                for k in range(args.trials):
+                    for kind in ("timeout", "disconnect"):
+                        if kind == "timeout":
+                            seconds, trace = timeout_trial(client, k)
+                        else:
+                            seconds, trace = disconnect_trial(url, client, k, args.delay)
+                        rows[kind].append(seconds)
+                        print(
+                            f"{kind:10s} trial {k + 1}: slot free {seconds:.2f} s after the request ended; stored "
+                            f"status {trace['status']}, {len(trace['steps'])} steps, message {trace['message']!r}"
+                        )
+            for kind, values in rows.items():
+                print(
+                    f"{kind:10s}: median {statistics.median(values):.2f} s, max {max(values):.2f} s "
+                    f"over {len(values)} trials (target < 2 s)"
+                )
+            seconds, trace = shutdown_trial(url, process, work, args.delay)
+            print(
+                f"shutdown  : the server exited {seconds:.2f} s after SIGTERM with a run mid-turn; stored status "
+                f"{trace['status']}, {len(trace['steps'])} steps, message {trace['message']!r}"
+            )
+
+
+if __name__ == "__main__":
+    main()
