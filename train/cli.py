@@ -59,6 +59,8 @@ def train_reader(
     examples: int = typer.Option(6400, help="Training examples to see in all (items are revisited when fewer)."),
     eval_every: int = typer.Option(800, help="Examples between held-out evaluations (and checkpoints)."),
     seed: int = typer.Option(0, help="Generator seed of the training scripts; also shuffles and initializes."),
+    encoder_lr: float = typer.Option(5e-5, help="AdamW learning rate of the encoder."),
+    head_lr: float = typer.Option(1e-3, help="AdamW learning rate of the scoring head."),
     threads: int = typer.Option(1, help="torch threads (1 is fastest on 2 busy cores)."),
 ) -> None:
     """Fine-tune the option reader (all-MiniLM-L6-v2) on the scan teacher's looks; resumes from --out.
@@ -99,7 +101,15 @@ def train_reader(
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)
-    run = ReaderRun(out=out, encoder=ensure_model(READER_BASE), examples=examples, eval_every=eval_every, seed=seed)
+    run = ReaderRun(
+        out=out,
+        encoder=ensure_model(READER_BASE),
+        examples=examples,
+        eval_every=eval_every,
+        seed=seed,
+        encoder_lr=encoder_lr,
+        head_lr=head_lr,
+    )
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")
 

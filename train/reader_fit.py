@@ -60,6 +60,7 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
     from transformers import AutoModel, AutoTokenizer
 
     run.out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(run.seed)  # the head's initialization
     tokenizer = AutoTokenizer.from_pretrained(run.encoder)
     model = OptionReader(AutoModel.from_pretrained(run.encoder))
     encoding = Encoding(tokenizer)
