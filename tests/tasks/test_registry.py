@@ -51,7 +51,8 @@ def test_official_and_strict_scores(task, truth, output, official, strict, reaso
 @pytest.mark.parametrize(
     ("task", "truth", "output", "exact", "dense", "reason"),
     [
-        ("FSA", [0, 10], "5,15", 1 / 3, 1 / 3, "FSA is IoU in both forms"),
+        ("FSA", [0, 10], "5,15", 0.0, 1 / 3, "FSA: the exact interval (the paper's reward), IoU when dense"),
+        ("FSA", [0, 10], "[0, 10]", 1.0, 1.0, "the exact interval, normalized"),
         ("PSS", "1->2->3", "1->3->2", 0.0, 1 / 3, "dense PSS: share of positions right"),
         ("BU", ["A", "C"], "AB", 0.0, 1 / 3, "dense BU: Jaccard of letter sets"),
         ("NC", "B", "C", 0.0, 0.0, "choice tasks have no dense form"),
