@@ -24,12 +24,13 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from agentcvr.spec import RunSpec, check_resume
+from agentcvr.spec import RunSpec
 from agentcvr.tasks import TASK_ORDER
 from eval.crossvid.judge import Judge
 from eval.crossvid.loader import CrossVidItem
-from eval.crossvid.records import Prediction, PredictionLog, read_predictions
+from eval.crossvid.records import Prediction, PredictionLog
 from eval.crossvid.scores import official_item
+from eval.record import resume as resume_rule
 
 
 class Unretryable(Exception):
@@ -93,9 +94,7 @@ def pending(
     with it a file written under another spec (`SpecMismatch`, naming what differs)."""
     if out.exists() and out.stat().st_size and not resume:
         raise FileExistsError(f"{out} already holds predictions: pass --resume to continue it, or choose another --out")
-    written = read_predictions(out) if resume else {}
-    check_resume(out, spec, (record.spec for record in written.values()))
-    done = {key: r for key, r in written.items() if r.status == "ok"}
+    done = resume_rule(out, spec) if resume else {}
     return [item for item in items if item.key not in done], done
 
 
@@ -175,7 +174,7 @@ async def _predict(item: CrossVidItem, predictor: Predictor, config: RunConfig, 
                 **base,
                 status="ok",
                 output=reply.output,
-                trace=reply.trace,
+                result=reply.trace,
                 attempts=attempt,
                 seconds=time.perf_counter() - started,
             )

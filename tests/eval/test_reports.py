@@ -36,7 +36,7 @@ def test_run_report_names_the_lines_it_skipped(tmp_path):
     result = invoke(["report", str(out)])
     assert result.exit_code == 0, result.output
     text = flat(result.output)
-    assert "skipped 2 of 4 lines: 1 unexpected (line 3: result: Field required)" in text
+    assert "skipped 2 of 4 lines: 1 unexpected (line 3: key: Field required)" in text
     assert "1 unreadable (line 4: not JSON" in text
     assert "│ NC │ expert │ 2 │ 100.0 │" in text
 
