@@ -23,8 +23,7 @@ from agentcvr.runner import map_with_progress
 from agentcvr.spec import RunSpec
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from eval.jsonl import end_torn_line
-from eval.record import Record, read_latest, resume
+from eval.record import Record, RecordLog, read_latest, resume
 
 # `agentcvr run`'s records are the one record type, keyed by episode id, with the registry's scores filled in.
 ScoredResult = Record
@@ -78,26 +77,27 @@ def run_episodes(
     """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
     `SpecMismatch` before running anything when `out` holds records of another spec."""
     done = finished(out, spec, episodes) if out else {}
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        end_torn_line(out)
+    log = RecordLog(out) if out else None
 
     def record(episode: Episode, scored: ScoredResult) -> None:
-        if out:
-            with out.open("a") as handle:
-                handle.write(scored.model_dump_json() + "\n")
+        if log:
+            log.append(scored)
         if on_result:
             on_result(scored)
 
-    return map_with_progress(
-        lambda episode: score(run_one(episode), episode, spec),
-        episodes,
-        key=lambda episode: episode.id,
-        done=done,
-        on_result=record,
-        describe=lambda results: f"success {100 * sum(r.official for r in results) / len(results):.0f}%",
-        console=console,
-    )
+    try:
+        return map_with_progress(
+            lambda episode: score(run_one(episode), episode, spec),
+            episodes,
+            key=lambda episode: episode.id,
+            done=done,
+            on_result=record,
+            describe=lambda results: f"success {100 * sum(r.official or 0.0 for r in results) / len(results):.0f}%",
+            console=console,
+        )
+    finally:
+        if log:
+            log.close()
 
 
 def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
