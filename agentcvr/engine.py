@@ -75,11 +75,10 @@ def in_threads(run_one: Callable[[T], R], threads: int) -> Iterator[Callable[[T]
 async def run_many(
     items: Sequence[T],
     step: Callable[[T], Awaitable[R]],
-    *,
     concurrency: int = 1,
+    *,
     on_result: Callable[[T, R], None] | None = None,
     describe: Callable[[], str] | None = None,
-    title: str = "",
     console: Console | None = None,
     progress: bool = True,
     refresh: float = 0.0,
@@ -87,12 +86,13 @@ async def run_many(
     """`step(item)` for every item, at most `concurrency` at a time; each result goes to `on_result(item, result)` as
     it finishes, on the event loop (append it to a log there and a crash loses nothing finished).
 
-    The bar reads `title`, then `describe()` (the running score), redrawn at most every `refresh` seconds. An error in
+    The bar reads `describe()` (a title and the running score), redrawn at most every `refresh` seconds. An error in
     `step` or `on_result` stops the run: no new item starts, the running ones end (and reach `on_result`), then the
     first error is raised. A step that must not stop the run catches its own errors (`with_retries`)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     pending = iter(items)
+    label = describe or str  # str() is ""
     errors: list[BaseException] = []
     last_refresh = 0.0
     columns = [
@@ -102,9 +102,6 @@ async def run_many(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
-
-    def label() -> str:
-        return f"{title} {describe() if describe else ''}".strip()
 
     with Progress(*columns, console=console or Console(stderr=True), transient=False, disable=not progress) as bar:
         task = bar.add_task(label(), total=len(items))

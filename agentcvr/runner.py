@@ -65,19 +65,10 @@ def map_with_progress(
 
     def summary() -> str:
         so_far = [r for r in results if r is not _UNSET]
-        return describe(so_far) if describe and so_far else ""
+        return f"{title} {describe(so_far) if describe and so_far else ''}".rstrip()
 
     with in_threads(lambda i: run_one(items[i]), threads) as step:
         asyncio.run(
-            run_many(
-                todo,
-                step,
-                concurrency=threads,
-                on_result=finish,
-                describe=summary,
-                title=title,
-                console=console,
-                progress=progress,
-            )
+            run_many(todo, step, threads, on_result=finish, describe=summary, console=console, progress=progress)
         )
     return results

@@ -43,17 +43,9 @@ def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) 
         if result.answer is not None
         else (0.0, 0.0)
     )
-    return ScoredResult(
-        key=episode.id,
-        task=episode.task,
-        output=result.answer,
-        gold=episode.answer,
-        result=result,
-        official=official,
-        strict=strict,
-        spec=spec,
-        question=question_digest(episode),
-    )
+    scored = ScoredResult(key=episode.id, task=episode.task, output=result.answer, gold=episode.answer, result=result)
+    asked = question_digest(episode)
+    return scored.model_copy(update={"official": official, "strict": strict, "spec": spec, "question": asked})
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
