@@ -33,7 +33,7 @@ from agentcvr.components import (
     recorded,
 )
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
-from agentcvr.terminal import fail, warn
+from agentcvr.terminal import fail
 
 app = typer.Typer(
     help="Agentic cross-video reasoning: generate scripts, run and train the master agent.",
@@ -165,29 +165,6 @@ def run(
 
 
 @app.command()
-def report(
-    traces: Annotated[list[Path], typer.Argument(help="Traces JSONL files from `run --out`; one column group each.")],
-) -> None:
-    """Print the per-task score table of several runs side by side (e.g. expert, random, gguf). Lines that are not
-    results are counted and named; a file with no result fails (exit 2)."""
-    from eval.jsonl import read_records
-    from eval.runner import ScoredResult, score_table, summarize
-
-    columns = {}
-    for path in traces:
-        if not path.is_file():
-            _fail(f"traces file not found: {path}")
-        records, skipped = read_records(path, ScoredResult)
-        if skipped:
-            warn(console, f"{path}: {skipped.describe()}")
-        results = {item.result.episode_id: item for item in records}  # a re-run episode: its last line
-        if not results:
-            _fail(f"no scorable result in {path}" + (f" ({len(skipped)} line(s) skipped)" if skipped else ""))
-        columns[path.stem] = summarize(results.values())
-    console.print(score_table(columns, title="Scores (official, %)"))
-
-
-@app.command()
 def models(
     names: Annotated[list[str] | None, typer.Argument(help="Models to fetch (default: the embedded defaults).")] = None,
     list_only: Annotated[bool, typer.Option("--list", help="List known models and exit.")] = False,
@@ -220,9 +197,10 @@ def _first_per_task(episodes: list, limit: int) -> list:
 def _register_commands() -> None:
     """Commands whose code lives in train/, scripts_gen/ and eval/ (composition root: the core never imports them).
     Those modules import their heavy dependencies inside the commands, so `agentcvr --help` stays fast."""
-    from eval.crossvid.cli import crossvid_command, report_command
+    from eval.crossvid.cli import crossvid_command
     from eval.crossvid.synth import synth_command
     from eval.fidelity import fidelity_command
+    from eval.report_cli import report_command
     from scripts_gen.render import render_command
     from serve.cli import ask_command, serve_command
     from train.cli import train_reader, train_sim
@@ -234,9 +212,10 @@ def _register_commands() -> None:
     app.command("render")(render_command)
     app.command("serve")(serve_command)
     app.command("ask")(ask_command)
+    app.command("report")(report_command)
     eval_app.command("fidelity")(fidelity_command)
     eval_app.command("crossvid")(crossvid_command)
-    eval_app.command("report")(report_command)
+    eval_app.command("report", help="The same as `agentcvr report`.")(report_command)
     eval_app.command("synth")(synth_command)
 
 

@@ -1,6 +1,6 @@
-"""One loop over many items (episodes, sim/real pairs, checks), in the shape of simple-evals' `map_with_progress`:
-the caller says how to run one item; this owns the worker threads, the progress bar with a running summary, and
-resume (items finished before are skipped and returned as they were).
+"""The engine (`agentcvr.engine`) for a local, blocking `run_one`, in the shape of simple-evals' `map_with_progress`:
+the caller says how to run one item; the engine owns the worker threads and the progress bar with a running summary;
+this adds resume (items finished before are skipped and returned as they were) and results in item order.
 
     results = map_with_progress(run_one, episodes, key=lambda e: e.id, done=read_back, on_result=append_line,
                                 describe=lambda rs: f"success {mean(r.official for r in rs):.0%}")
@@ -11,12 +11,13 @@ and the generator's answerability check (scripts_gen/checks.py) all go through i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from agentcvr.engine import in_threads, run_many
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,57 +57,18 @@ def map_with_progress(
     todo = [i for i, result in enumerate(results) if result is _UNSET]
     before = len(items) - len(todo)
     title = f"{label} ({before} done before)" if before else label
-    columns = [
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    ]
-    bar_console = console or Console(stderr=True)
-    with Progress(*columns, console=bar_console, transient=False, disable=not progress) as bar:
-        task = bar.add_task(title, total=len(todo))
 
-        def finish(i: int, result: R) -> None:
-            results[i] = result
-            if on_result is not None:
-                on_result(items[i], result)
-            summary = describe([r for r in results if r is not _UNSET]) if describe else ""
-            bar.update(task, advance=1, description=f"{title} {summary}".rstrip())
+    def finish(i: int, result: R) -> None:
+        results[i] = result
+        if on_result is not None:
+            on_result(items[i], result)
 
-        if threads == 1 or len(todo) <= 1:
-            for i in todo:
-                finish(i, run_one(items[i]))
-        else:
-            _in_threads(run_one, items, todo, threads, finish)
+    def summary() -> str:
+        so_far = [r for r in results if r is not _UNSET]
+        return f"{title} {describe(so_far) if describe and so_far else ''}".rstrip()
+
+    with in_threads(lambda i: run_one(items[i]), threads) as step:
+        asyncio.run(
+            run_many(todo, step, threads, on_result=finish, describe=summary, console=console, progress=progress)
+        )
     return results
-
-
-def _in_threads(run_one: Callable, items: Sequence, todo: list[int], threads: int, finish: Callable) -> None:
-    """After the first error no new item starts; the running ones still end and are finished before it is raised.
-    An interrupt (Ctrl-C) or a failing `on_result` drops the items not started at once."""
-    error: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=min(threads, len(todo)), thread_name_prefix="item") as pool:
-        running = {pool.submit(run_one, items[i]): i for i in todo}
-        try:
-            while running:
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    i = running.pop(future)
-                    if future.cancelled():
-                        continue
-                    if future.exception() is None:
-                        finish(i, future.result())
-                    elif error is None:
-                        error = future.exception()
-                        _cancel(running)
-        except BaseException:
-            _cancel(running)
-            raise
-    if error is not None:
-        raise error
-
-
-def _cancel(futures) -> None:
-    for future in futures:
-        future.cancel()

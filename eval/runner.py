@@ -14,32 +14,19 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agentcvr.episode import Episode
 from agentcvr.runner import map_with_progress
-from agentcvr.spec import RunSpec, SpecMismatch, check_resume
+from agentcvr.spec import RunSpec
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from eval.jsonl import end_torn_line, read_records
+from eval.record import Record, RecordLog, read_latest, resume
 
-
-class ScoredResult(BaseModel):
-    """One finished episode with its scores (official: CrossVid's raw form; strict: normalized answer) and the spec
-    of the run that produced it (None only in records written before specs were recorded)."""
-
-    result: EpisodeResult
-    official: float
-    strict: float
-    spec: RunSpec | None = None
-    question: str | None = Field(default=None, description="`question_digest` of the episode that was run.")
-
-    @property
-    def task(self) -> str:
-        return self.result.task
+# `agentcvr run`'s records are the one record type, keyed by episode id, with the registry's scores filled in.
+ScoredResult = Record
 
 
 def question_digest(episode: Episode) -> str:
@@ -49,34 +36,26 @@ def question_digest(episode: Episode) -> str:
 
 
 def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) -> ScoredResult:
-    """Score an episode result (of the run `spec`); a failure (no answer) scores 0 in both forms."""
+    """Score an episode result (of the run `spec`) through the registry; a failure (no answer) scores 0 in both."""
     task = get_task(episode.task)
+    official, strict = (
+        (task.official(result.answer, episode), task.strict(result.answer, episode))
+        if result.answer is not None
+        else (0.0, 0.0)
+    )
+    scored = ScoredResult(key=episode.id, task=episode.task, output=result.answer, gold=episode.answer, result=result)
     asked = question_digest(episode)
-    if result.answer is None:
-        return ScoredResult(result=result, official=0.0, strict=0.0, spec=spec, question=asked)
-    official, strict = task.official(result.answer, episode), task.strict(result.answer, episode)
-    return ScoredResult(result=result, official=official, strict=strict, spec=spec, question=asked)
+    return scored.model_copy(update={"official": official, "strict": strict, "spec": spec, "question": asked})
 
 
 def load_results(path: Path) -> dict[str, ScoredResult]:
-    """Finished results by episode id; lines that are not results (a torn last line after a crash) are skipped
-    (`read_records` says which)."""
-    records, _ = read_records(path, ScoredResult)
-    return {item.result.episode_id: item for item in records}
+    """Finished results by episode id (`eval.record.read_latest`)."""
+    return read_latest(path)[0]
 
 
 def finished(out: Path, spec: RunSpec, episodes: Sequence[Episode]) -> dict[str, ScoredResult]:
-    """The results already in `out`, if every one was written under `spec` and asked what `episodes` ask under the
-    same id; else `SpecMismatch` naming what differs."""
-    done = load_results(out)
-    check_resume(out, spec, (item.spec for item in done.values()))
-    changed = [e.id for e in episodes if e.id in done and done[e.id].question != question_digest(e)]
-    if changed:
-        raise SpecMismatch(
-            f"{out} holds {len(changed)} episode(s) that asked another question under the same id (e.g. "
-            f"{', '.join(changed[:3])}): the scripts changed. Use another --out."
-        )
-    return done
+    """The results already in `out` under the one resume rule (`eval.record.resume`): same spec, same questions."""
+    return resume(out, spec, {episode.id: question_digest(episode) for episode in episodes})
 
 
 def run_episodes(
@@ -90,26 +69,27 @@ def run_episodes(
     """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
     `SpecMismatch` before running anything when `out` holds records of another spec."""
     done = finished(out, spec, episodes) if out else {}
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        end_torn_line(out)
+    log = RecordLog(out) if out else None
 
     def record(episode: Episode, scored: ScoredResult) -> None:
-        if out:
-            with out.open("a") as handle:
-                handle.write(scored.model_dump_json() + "\n")
+        if log:
+            log.append(scored)
         if on_result:
             on_result(scored)
 
-    return map_with_progress(
-        lambda episode: score(run_one(episode), episode, spec),
-        episodes,
-        key=lambda episode: episode.id,
-        done=done,
-        on_result=record,
-        describe=lambda results: f"success {100 * sum(r.official for r in results) / len(results):.0f}%",
-        console=console,
-    )
+    try:
+        return map_with_progress(
+            lambda episode: score(run_one(episode), episode, spec),
+            episodes,
+            key=lambda episode: episode.id,
+            done=done,
+            on_result=record,
+            describe=lambda results: f"success {100 * sum(r.official or 0.0 for r in results) / len(results):.0f}%",
+            console=console,
+        )
+    finally:
+        if log:
+            log.close()
 
 
 def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:

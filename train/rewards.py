@@ -83,15 +83,8 @@ def evidence_share(result: EpisodeResult, facts: Sequence[str]) -> float:
 
 
 def score(result: EpisodeResult, episode: Episode, dense: bool = False) -> float:
-    if result.answer is None:
-        return 0.0
-    task = get_task(episode.task)
-    if task.kind == "FSA" and not dense:
-        # The paper's reward is exact equality for FSA too; the registry's non-dense FSA score is CrossVid's IoU,
-        # which here is the dense option.
-        truth = task.normalize(task.official_form(episode.answer))
-        return float(task.normalize(result.answer) == truth)
-    return float(task.reward(result.answer, episode, dense=dense))
+    """The registry's reward of the recorded answer; 0 without one."""
+    return 0.0 if result.answer is None else float(get_task(episode.task).reward(result.answer, episode, dense=dense))
 
 
 def well_formed(result: EpisodeResult) -> bool:

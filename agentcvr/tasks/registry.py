@@ -11,6 +11,7 @@ stricter normalized scorer, a training reward (dense where that makes sense) and
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
@@ -22,6 +23,9 @@ from agentcvr.tasks import scoring
 
 # A judge scores a free-form answer: returns (covered, correct) flags, one pair per scoring point.
 Judge = Callable[[str, Episode], tuple[list[bool], list[bool]]]
+
+# `TaskSpec.weighted(judgement=...)` default: no LLM judge scored the item (None: its judgement was dropped).
+NOT_JUDGED = object()
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,43 @@ class TaskSpec:
         truth = self.normalize(self.official_form(episode.answer))
         return float(normalized is not None and normalized == truth)
 
+    def weighted(
+        self,
+        output: str | None,
+        episode: Episode,
+        *,
+        strict: bool = False,
+        failed: bool = False,
+        drop_failures: bool = False,
+        judgement: tuple[float, float] | None | object = NOT_JUDGED,
+    ) -> tuple[float, float] | None:
+        """(score, weight) of one item for a task's weighted mean, or None when the item leaves the denominator.
+
+        Every evaluation scores through here so that the rules live in one place. `failed`: no reply came (errors
+        after retries, a timeout, an item that could not be built). CrossVid's official scripts drop such items
+        (`drop_failures=True`, the `eval crossvid` rule); `agentcvr run` scores them 0 (the default); strict never
+        drops. A reply without an answer (`output` None) is kept and scores 0. `judgement`: CCQA's pooled (earned,
+        possible) points from an LLM judge, None when its reply was unusable (dropped, as the official scorer does);
+        without one CCQA is scored by `official`/`strict` with weight 1."""
+        if failed and drop_failures and not strict:
+            return None
+        if self.kind == "CCQA" and judgement is not NOT_JUDGED:
+            return judgement if judgement is None else (float(judgement[0]), float(judgement[1]))  # type: ignore[index]
+        if failed or output is None:
+            return 0.0, 1.0
+        if not strict:
+            return self.official(output, episode), 1.0  # a 'nan,nan' FSA reply stays NaN, as the official mean has it
+        value = self.strict(output, episode)
+        return (0.0 if math.isnan(value) else value), 1.0
+
     def reward(self, output: str, episode: Episode, dense: bool = False) -> float:
-        """Training correctness reward: the exact official form by default, the dense variant when asked."""
+        """Training correctness reward: the exact official form by default (for FSA the exact interval, as the paper's
+        reward), the dense variant (IoU for FSA, position accuracy for PSS, Jaccard for BU) when asked."""
         if dense and self.dense is not None:
             normalized = self.normalize(output)
             return self.dense(normalized, episode.answer) if normalized is not None else 0.0
+        if self.kind == "FSA":
+            return float(self.normalize(output) == self.normalize(self.official_form(episode.answer)))
         return self.strict(output, episode)
 
     def random_answer(self, episode: Episode, rng: random.Random) -> str:

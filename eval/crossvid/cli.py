@@ -1,9 +1,9 @@
-"""`agentcvr eval crossvid` and `agentcvr eval report`: run CrossVid end to end, or re-score saved runs.
+"""`agentcvr eval crossvid`: run CrossVid end to end (`agentcvr report`, in eval/report_cli.py, re-scores saved runs).
 
     agentcvr eval crossvid --root /data/CrossVid --mode single-pass --vlm-url http://gpu:8000/v1 \
         --vlm-model Qwen/Qwen3-VL-8B-Instruct --concurrency 64 --judge-url http://gpu:8001/v1 --out runs/qwen8b.jsonl
     agentcvr eval crossvid --root /data/CrossVid --mode agent --policy gguf --tasks NC,PI --limit 5 --out runs/a.jsonl
-    agentcvr eval report runs/qwen8b.jsonl runs/a.jsonl --out runs/report.md
+    agentcvr report runs/qwen8b.jsonl runs/a.jsonl --out runs/report.md
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def crossvid_command(
     finally:
         close()
     write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
-    _check_scorable({out.stem: records})
+    check_scorable({out.stem: records})
 
 
 def _run_spec(
@@ -205,32 +205,7 @@ def _judge(judge_url, judge_model):
     return ChatJudge(chat, chat.name)
 
 
-def report_command(
-    results: Annotated[list[Path], typer.Argument(help="Predictions JSONL files; one column group each.")],
-    out: Annotated[Path, typer.Option(help="Markdown report; the PNG chart is written beside it.")] = Path(
-        "runs/crossvid-report.md"
-    ),
-) -> None:
-    """Re-score saved predictions (nothing is run): the paper's table beside the published rows, and a bar chart.
-    Lines that are not records, and records the official rules leave out, are counted; a run with no scorable item
-    fails (exit 1)."""
-    from eval.crossvid.records import Prediction
-    from eval.crossvid.report import write_report
-    from eval.jsonl import read_records
-
-    runs = {}
-    for path in results:
-        if not path.is_file():
-            _fail(f"predictions file not found: {path}")
-        records, skipped = read_records(path, Prediction)
-        if skipped:
-            warn(console, f"{path}: {skipped.describe()}")
-        runs[path.stem] = list({record.key: record for record in records}.values())  # a retried key: its last line
-    write_report(runs, out, console=console)
-    _check_scorable(runs)
-
-
-def _check_scorable(runs: dict[str, list]) -> None:
+def check_scorable(runs: dict[str, list]) -> None:
     """Say what the official scores leave out; exit 1 when a run has nothing left to score."""
     from eval.crossvid.scores import left_out
 

@@ -1,19 +1,18 @@
-"""The asynchronous CrossVid runner: bounded concurrency, retries with backoff, a per-item timeout, one JSONL line
-appended (and flushed) per finished item, resume by key, a progress bar with the running official score per task.
+"""CrossVid items on the engine (`agentcvr.engine`): bounded concurrency, retries with backoff, a per-item timeout,
+one record (`eval.record`) appended and flushed per finished item, resume by key under the same spec, a progress bar
+with the running official score per task.
 
     predictions = await run_items(items, predictor, Path("runs/cv.jsonl"), RunConfig(concurrency=64), judge=judge)
 
 A predictor is anything with `async predict(item) -> Reply` (the agent loop in a thread, the single-pass VLM call).
 An exception from it is retried (`retries` tries in all, exponential backoff with jitter); after the last try the
-item is recorded as failed. `Unretryable` errors (an item that cannot be built, a missing file) fail at once.
+item is recorded as failed. `agentcvr.engine.Unretryable` errors (an item that cannot be built) fail at once.
 With `resume`, items recorded as ok are skipped and failed ones are tried again (the last line for a key wins),
 and only under the same run spec (`agentcvr.spec`), which every record carries.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -22,18 +21,15 @@ from pathlib import Path
 from typing import Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from agentcvr.spec import RunSpec, check_resume
+from agentcvr.engine import Retry, run_many, with_retries
+from agentcvr.spec import RunSpec
 from agentcvr.tasks import TASK_ORDER
 from eval.crossvid.judge import Judge
 from eval.crossvid.loader import CrossVidItem
-from eval.crossvid.records import Prediction, PredictionLog, read_predictions
+from eval.crossvid.records import Prediction, PredictionLog
 from eval.crossvid.scores import official_item
-
-
-class Unretryable(Exception):
-    """A failure that another try cannot fix."""
+from eval.record import resume as resume_rule
 
 
 @dataclass
@@ -93,9 +89,7 @@ def pending(
     with it a file written under another spec (`SpecMismatch`, naming what differs)."""
     if out.exists() and out.stat().st_size and not resume:
         raise FileExistsError(f"{out} already holds predictions: pass --resume to continue it, or choose another --out")
-    written = read_predictions(out) if resume else {}
-    check_resume(out, spec, (record.spec for record in written.values()))
-    done = {key: r for key, r in written.items() if r.status == "ok"}
+    done = resume_rule(out, spec) if resume else {}
     return [item for item in items if item.key not in done], done
 
 
@@ -110,52 +104,45 @@ async def run_items(
     console: Console | None = None,
     on_record: Callable[[Prediction], None] | None = None,
 ) -> list[Prediction]:
-    """Run every pending item under `spec` and return all records of `items` (finished before and now), in item
-    order."""
+    """Run every pending item under `spec` on the engine (`agentcvr.engine.run_many`) and return all records of
+    `items` (finished before and now), in item order."""
     config = config or RunConfig()
     todo, done = pending(items, out, config.resume, spec)
     log = PredictionLog(out)
     running = RunningScore()
     for record in done.values():
         running.add(record)
-    semaphore = asyncio.Semaphore(config.concurrency)
-    columns = [
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    ]
-    last_refresh = 0.0
+    retry = Retry(config.retries, config.backoff, config.backoff_max, config.timeout)
 
-    async def one(item: CrossVidItem) -> None:
-        nonlocal last_refresh
-        async with semaphore:
-            record = await _predict(item, predictor, config, spec)
-            if item.task == "CCQA" and record.status == "ok" and judge is not None:
-                record.judge = await judge.score(item.raw, record.output)
+    async def step(item: CrossVidItem) -> Prediction:
+        record = await _predict(item, predictor, retry, spec)
+        if item.task == "CCQA" and record.status == "ok" and judge is not None:
+            record.judge = await judge.score(item.raw, record.output)
+        return record
+
+    def finish(item: CrossVidItem, record: Prediction) -> None:
         log.append(record, sync=config.fsync)
         done[item.key] = record
         running.add(record)
         if on_record:
             on_record(record)
-        progress.advance(bar)
-        now = time.monotonic()
-        if now - last_refresh > 0.25:
-            last_refresh = now
-            progress.update(bar, description=running.describe())
 
     try:
-        with Progress(*columns, console=console or Console(stderr=True), transient=False) as progress:
-            bar = progress.add_task(running.describe(), total=len(todo))
-            await asyncio.gather(*(one(item) for item in todo))
-            progress.update(bar, description=running.describe())
+        await run_many(
+            todo,
+            step,
+            concurrency=config.concurrency,
+            on_result=finish,
+            describe=running.describe,
+            console=console,
+            refresh=0.25,
+        )
     finally:
         log.close()
     return [done[item.key] for item in items if item.key in done]
 
 
-async def _predict(item: CrossVidItem, predictor: Predictor, config: RunConfig, spec: RunSpec) -> Prediction:
+async def _predict(item: CrossVidItem, predictor: Predictor, retry: Retry, spec: RunSpec) -> Prediction:
     started = time.perf_counter()
     base = {
         "spec": spec,
@@ -167,29 +154,8 @@ async def _predict(item: CrossVidItem, predictor: Predictor, config: RunConfig, 
     }
     if item.error is not None:
         return Prediction(**base, status="failed", error=item.error, attempts=0)
-    error = ""
-    for attempt in range(1, config.retries + 1):
-        try:
-            reply = await asyncio.wait_for(predictor.predict(item), config.timeout)
-            return Prediction(
-                **base,
-                status="ok",
-                output=reply.output,
-                trace=reply.trace,
-                attempts=attempt,
-                seconds=time.perf_counter() - started,
-            )
-        except TimeoutError:
-            error = f"timed out after {config.timeout:g} s"
-        except Unretryable as exc:
-            return Prediction(
-                **base, status="failed", error=str(exc), attempts=attempt, seconds=time.perf_counter() - started
-            )
-        except Exception as exc:  # any backend failure is retried, then recorded
-            error = f"{type(exc).__name__}: {exc}"
-        if attempt < config.retries:
-            delay = min(config.backoff_max, config.backoff * 2 ** (attempt - 1))
-            await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-    return Prediction(
-        **base, status="failed", error=error, attempts=config.retries, seconds=time.perf_counter() - started
-    )
+    reply, error, attempts = await with_retries(lambda: predictor.predict(item), retry)
+    seconds = time.perf_counter() - started
+    if reply is None:
+        return Prediction(**base, status="failed", error=error, attempts=attempts, seconds=seconds)
+    return Prediction(**base, status="ok", output=reply.output, result=reply.trace, attempts=attempts, seconds=seconds)

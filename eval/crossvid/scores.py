@@ -13,13 +13,12 @@ CCQA dropped judgements score 0 of 2 x scoring points.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
-from agentcvr.tasks import scoring as task_scoring
+from agentcvr.tasks.registry import NOT_JUDGED
 from eval.crossvid.judge import parse_judgement, strict_judgement
 from eval.crossvid.records import Prediction
 
@@ -27,18 +26,14 @@ MODES = ("official", "strict")
 
 
 def official_item(record: Prediction) -> tuple[float, float] | None:
-    """(score, weight) of one record under the official rules, or None when the official scripts drop it."""
-    if record.status != "ok":
-        return None
-    if record.task == "CCQA":
-        judged = parse_judgement(record.judge.reply if record.judge else None)
-        return None if judged is None else (float(judged[0]), float(judged[1]))
-    output = record.output
-    if record.task == "FSA":
-        interval = task_scoring.official_interval(output)
-        return (task_scoring.temporal_iou(interval, record.gold) if interval else 0.0), 1.0
-    gold = "".join(record.gold) if record.task == "BU" else record.gold  # BU.py joins the gold letters as stored
-    return float(output == gold), 1.0
+    """(score, weight) of one record under the official rules (the registry's, with CrossVid's failure rule), or None
+    when the official scripts drop it."""
+    judgement = NOT_JUDGED
+    if record.task == "CCQA" and record.status == "ok":
+        judgement = parse_judgement(record.judge.reply if record.judge else None)
+    return get_task(record.task).weighted(
+        record.output, _episode(record), failed=record.status != "ok", drop_failures=True, judgement=judgement
+    )
 
 
 def left_out(records: Iterable[Prediction]) -> tuple[int, int]:
@@ -52,15 +47,17 @@ def left_out(records: Iterable[Prediction]) -> tuple[int, int]:
 
 
 def strict_item(record: Prediction) -> tuple[float, float]:
-    """(score, weight) under the strict rules: always counted."""
+    """(score, weight) under the strict rules: always counted (a CCQA failure as 0 of 2 x scoring points)."""
+    judgement = NOT_JUDGED
     if record.task == "CCQA":
-        if record.status != "ok":
-            return 0.0, float(2 * record.points)
-        return strict_judgement(record.judge.reply if record.judge else None, record.points)
-    if record.status != "ok" or record.output is None:
-        return 0.0, 1.0
-    value = get_task(record.task).strict(record.output, _episode(record))
-    return (0.0 if math.isnan(value) else value), 1.0
+        judgement = strict_judgement(
+            record.judge.reply if record.judge and record.status == "ok" else None, record.points
+        )
+    scored = get_task(record.task).weighted(
+        record.output, _episode(record), strict=True, failed=record.status != "ok", judgement=judgement
+    )
+    assert scored is not None  # strict never drops
+    return scored
 
 
 def score_run(records: Iterable[Prediction]) -> dict[str, dict[str, float | None]]:

@@ -36,7 +36,7 @@ def test_run_report_names_the_lines_it_skipped(tmp_path):
     result = invoke(["report", str(out)])
     assert result.exit_code == 0, result.output
     text = flat(result.output)
-    assert "skipped 2 of 4 lines: 1 unexpected (line 3: result: Field required)" in text
+    assert "skipped 2 of 4 lines: 1 unexpected (line 3: key: Field required)" in text
     assert "1 unreadable (line 4: not JSON" in text
     assert "│ NC │ expert │ 2 │ 100.0 │" in text
 
@@ -85,3 +85,20 @@ def test_crossvid_with_every_item_missing_its_media_fails_under_skip(tmp_path):
     assert result.exit_code == 2, result.output
     assert "every item's media are missing: nothing to run" in flat(result.output)
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_one_report_reads_run_and_crossvid_records_together(tmp_path):
+    scripts, episodes, cv = tmp_path / "scripts.jsonl", tmp_path / "expert.jsonl", tmp_path / "cv.jsonl"
+    write_jsonl(generate("NC", 2, seed=1), scripts)
+    run = ["run", "--policy", "expert", "--scripts", str(scripts), "--no-traces", "--out", str(episodes)]
+    assert invoke(run).exit_code == 0
+    cv.write_text("".join(json.dumps(prediction(f"NC/{i}")) + "\n" for i in range(3)))
+    for command in (["report"], ["eval", "report"]):  # `eval report` is an alias
+        result = invoke([*command, str(episodes), str(cv), "--out", str(tmp_path / "report.md")])
+        assert result.exit_code == 0, result.output
+        assert "│ NC │ expert │ 2 │ 100.0 │" in flat(result.output)
+        assert "| cv n/failed/dropped |" in (tmp_path / "report.md").read_text()
+    failed = tmp_path / "failed.jsonl"
+    failed.write_text(json.dumps(prediction("NC/0", "failed", None)) + "\n")
+    result = invoke(["report", str(episodes), str(failed), "--out", str(tmp_path / "report.md")])
+    assert result.exit_code == 1 and "no scorable item in failed" in flat(result.output)

@@ -51,7 +51,8 @@ def test_official_and_strict_scores(task, truth, output, official, strict, reaso
 @pytest.mark.parametrize(
     ("task", "truth", "output", "exact", "dense", "reason"),
     [
-        ("FSA", [0, 10], "5,15", 1 / 3, 1 / 3, "FSA is IoU in both forms"),
+        ("FSA", [0, 10], "5,15", 0.0, 1 / 3, "FSA: the exact interval (the paper's reward), IoU when dense"),
+        ("FSA", [0, 10], "[0, 10]", 1.0, 1.0, "the exact interval, normalized"),
         ("PSS", "1->2->3", "1->3->2", 0.0, 1 / 3, "dense PSS: share of positions right"),
         ("BU", ["A", "C"], "AB", 0.0, 1 / 3, "dense BU: Jaccard of letter sets"),
         ("NC", "B", "C", 0.0, 0.0, "choice tasks have no dense form"),
@@ -115,3 +116,17 @@ def test_ccqa_keyword_dumping_does_not_pay():
     assert get_task("CCQA").official(dump, ep) < 0.75
     assert get_task("CCQA").official(both, ep) == 0.5  # covered, but no method tied to its own video
     assert get_task("CCQA").official(dump + " word" * 400, ep) == 0.0  # far too long: covers nothing
+
+
+def test_weighted_carries_crossvids_failure_rule_as_a_flag():
+    nc = get_task("NC")
+    ep = episode("NC", "B")
+    assert nc.weighted("B", ep) == (1.0, 1.0)
+    assert nc.weighted(None, ep) == (0.0, 1.0)  # a reply without an answer is kept
+    assert nc.weighted(None, ep, failed=True) == (0.0, 1.0)  # `agentcvr run`: a failure scores 0
+    assert nc.weighted(None, ep, failed=True, drop_failures=True) is None  # CrossVid: it leaves the denominator
+    assert nc.weighted(None, ep, failed=True, drop_failures=True, strict=True) == (0.0, 1.0)  # strict never drops
+    assert nc.weighted("Option B", ep, strict=True) == (1.0, 1.0)
+    ccqa = get_task("CCQA")
+    assert ccqa.weighted("x", episode("CCQA", "ref"), judgement=(3, 4)) == (3.0, 4.0)  # pooled judge points
+    assert ccqa.weighted("x", episode("CCQA", "ref"), judgement=None) is None  # a dropped judgement
