@@ -56,6 +56,19 @@ def accuracy(model: OptionReader, encoding: Encoding, items: Sequence[ReadingIte
     return table
 
 
+def train_step(
+    model: OptionReader, encoding: Encoding, optimizer, batch: Sequence[ReadingItem], rng: random.Random
+) -> float:
+    """One optimizer step on `batch` (options shuffled by `rng`); returns the batch's mean loss."""
+    ids, mask, types, spans, orders = encoding.batch(batch, rng)
+    scores = model(ids, mask, types, spans)
+    loss = torch.stack([loss_of(s, item, o) for s, item, o in zip(scores, batch, orders, strict=True)]).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[ReadingItem]) -> dict[str, float]:
     from transformers import AutoModel, AutoTokenizer
 
@@ -100,13 +113,7 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
                 train[_shuffled(len(train), run.seed, (seen + k) // len(train))[(seen + k) % len(train)]]
                 for k in range(run.batch_size)
             ]
-            ids, mask, types, spans, orders = encoding.batch(batch, rng)
-            scores = model(ids, mask, types, spans)
-            loss = torch.stack([loss_of(s, item, o) for s, item, o in zip(scores, batch, orders, strict=True)]).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
+            losses.append(train_step(model, encoding, optimizer, batch, rng))
             seen += run.batch_size
             progress.update(bar, completed=seen, note=f"loss {sum(losses[-25:]) / len(losses[-25:]):.3f}")
             if seen % run.eval_every < run.batch_size or seen >= run.examples:

@@ -16,7 +16,8 @@ from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.reader import Encoding, OptionReader, Reader, choose
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
-from train.reader import loss_of, reading_items
+from train.reader import reading_items
+from train.reader_fit import train_step
 
 pytestmark = pytest.mark.slow
 
@@ -53,15 +54,7 @@ def test_steps_lower_the_loss_on_the_same_batch(base):
     model, encoding = base
     items = reading_items([generate_one("PI", 0, 3), generate_one("CC", 1, 3)], Limits(max_turns=4))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    losses = []
-    for _ in range(4):
-        ids, mask, types, spans, orders = encoding.batch(items, random.Random(0))
-        scores = model(ids, mask, types, spans)
-        loss = torch.stack([loss_of(s, it, o) for s, it, o in zip(scores, items, orders, strict=True)]).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = [train_step(model, encoding, optimizer, items, random.Random(0)) for _ in range(4)]
     assert losses[-1] < losses[0]
 
 
