@@ -5,8 +5,8 @@ all-MiniLM-L6-v2 (`minilm-l6`, fetched and sha256-verified by `agentcvr.models`)
 per row; word-embedding rows whose token never moved (tokens the training text never held: only weight decay touched
 them) are left out. `unpack` adds the difference back onto the base and writes an ordinary reader folder.
 
-    pack(Path("runs/reader/reader"), ensure_model("minilm-l6"), Path("agentcvr/assets/reader.safetensors"))
-    unpack(Path("agentcvr/assets/reader.safetensors"), ensure_model("minilm-l6"), Path("~/.cache/.../reader"))
+    pack(Path("runs/reader/reader"), ensure_model("minilm-l6"), Path("runs/reader/reader.safetensors"))
+    unpack(Path("runs/reader/reader.safetensors"), ensure_model("minilm-l6"), Path("runs/reader/unpacked"))
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """What the reader reads: the question, its options, and every look of the conversation under a header naming where
 it came from.
 
-The trained reader (`train/reader.py`) scores each option against the observations the master gathered. It sees the
-same text in training and at inference, built here from the conversation, whatever the action format: each look as
+The option reader (`agentcvr/reader.py`, trained by `agentcvr train-reader`) scores each option against the
+observations the master gathered. It sees the same text in training and at inference, built here from the
+conversation, whatever the action format: each look as
 `Video 2, seen 40-62 s:` (or `heard`, or `whole video`) followed by the observation with its timestamps written short
 (`[40.0s - 42.0s]` -> `[40-42]`), so a small model never has to bind an observation to its call by position.
 
