@@ -3,9 +3,9 @@
 Small decoders here do not learn to read in CPU hours (`../shared/notes/offline-models.md`: SmolLM2-135M stayed at
 chance after 600-800 examples, letters or yes/no). The reader is built to avoid what made that slow: it never writes a
 letter (each option's own tokens are pooled and scored, and options are shuffled in training, so no slot pays), and it
-is an encoder (all-MiniLM-L6-v2, 22.7 M parameters, bidirectional: options and observations attend to each other) that takes
-a 512-token example forward and back in about a second on one core. Measured so far it has not left chance either
-(800-1,600 examples at two learning rates: `docs/reader.md`).
+is an encoder (all-MiniLM-L6-v2, 22.7 M parameters, bidirectional: options and observations attend to each other)
+that takes a 512-token example forward and back in about a second on one core. Measured so far it has not left chance
+either (800-1,600 examples at two learning rates: `docs/reader.md`).
 
 One example is `[CLS] question [SEP] option 1 [SEP] ... option k [SEP] observations [SEP]`; an option's score is a
 linear head over the mean of its tokens' final states. The observations are `agentcvr.reading.evidence_text` of the
