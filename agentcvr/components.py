@@ -8,6 +8,9 @@ Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the in
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
 orchestration. Training builds its simulator here too (`make_training_perception`).
 
+Every policy also takes `reader` (a folder from `agentcvr train-reader`): the built policy is then wrapped so that the
+trained option reader answers its choice tasks (`agentcvr/policies/read_answers.py`).
+
 Each name owns a pydantic options model that forbids unknown fields, so a misspelled option fails naming itself and
 the valid ones; an option given as None counts as not given. `policy_component` / `perception_component` resolve a
 name and options into the `agentcvr.spec.Component` a run records; `make_policy` / `make_perception` build from it.
