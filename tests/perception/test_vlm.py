@@ -30,6 +30,7 @@ def targets(rendered):
     return [(2, dog), (4, kite)]
 
 
+@pytest.mark.slow  # renders a video first (~4 s, once per module)
 def test_the_request_carries_the_frames_the_preamble_and_the_focus(stub, targets):
     stub.reply(content="[5.0 s - 12.0 s] A brown dog runs across a park.")
     client = VLMClient(VLMConfig(base_url=stub.base_url, model="Qwen/Qwen2.5-VL-7B-Instruct"))
@@ -62,11 +63,13 @@ def test_preamble_numbers_a_single_frame():
     assert "- Frame 1: video 1, 2.0 s to 4.0 s (frame times: 3.0 s)." in preamble([(1, one)])
 
 
+@pytest.mark.slow  # renders a video first (~4 s, once per module)
 def test_no_focus_means_no_focus_clause(targets):
     messages = build_messages(targets[:1])
     assert "focusing on" not in messages[1]["content"][-1]["text"]
 
 
+@pytest.mark.slow  # renders a video first (~4 s, once per module)
 def test_an_empty_reply_is_an_error(stub, targets):
     stub.reply(content="")
     client = VLMClient(VLMConfig(base_url=stub.base_url, model="m"))
@@ -74,6 +77,7 @@ def test_an_empty_reply_is_an_error(stub, targets):
         client.describe(targets[:1])
 
 
+@pytest.mark.slow  # renders a video first (~4 s, once per module)
 def test_a_server_error_surfaces(stub, targets):
     stub.fail(500)
     client = VLMClient(VLMConfig(base_url=stub.base_url, model="m", max_retries=0))

@@ -9,12 +9,14 @@ import threading
 import time
 
 import httpx
+import pytest
 
 from serve.store import TraceStore
 from tests.serve.process import server_process
 from tests.serve.test_answer import BODY
 
 
+@pytest.mark.slow  # a server process of its own: ~5 s
 def test_sigterm_stops_the_runs_and_the_server(media, stub, tmp_path):
     replies = []
     with server_process(tmp_path, media, policy="openai:stub", policy_url=stub.base_url) as (url, server):
