@@ -25,7 +25,7 @@ from torch import nn
 
 from agentcvr.episode import Episode
 from agentcvr.policies.option_vote import option_texts
-from agentcvr.reading import MULTI_SELECT_TASKS, Seen, evidence_text, option_letters
+from agentcvr.reading import MULTI_SELECT_TASKS, Seen, evidence_text, option_letters, split_looks
 
 MAX_TOKENS = 512  # the encoder's position limit
 HEAD_FILE = "head.pt"
@@ -79,8 +79,7 @@ class Encoding:
     def evidence(self, text: str, budget: int) -> list[int]:
         """Each look (a header line and its observation) gets an equal share of `budget`; what a short look leaves
         goes to the others."""
-        looks_ = _split_looks(text)
-        pieces = [self.ids(look) for look in looks_]
+        pieces = [self.ids(look) for look in split_looks(text)]
         kept = [0] * len(pieces)
         left, open_ = budget, list(range(len(pieces)))
         while open_ and left > 0:
@@ -92,8 +91,6 @@ class Encoding:
                 left -= take
                 if kept[i] < len(pieces[i]):
                     still.append(i)
-            if still == open_ and share * len(open_) > left:
-                break
             open_ = still
         return [token for piece, n in zip(pieces, kept, strict=True) for token in piece[:n]]
 
@@ -127,18 +124,6 @@ class Encoding:
             types[r, : len(ids)] = torch.tensor(tt)
             mask[r, : len(ids)] = 1
         return input_ids, mask, types, [spans for _, _, spans in rows], orders
-
-
-def _split_looks(text: str) -> list[str]:
-    looks_: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("Video ") and line.endswith(":") and (", seen" in line or ", heard" in line):
-            looks_.append(line)
-        elif looks_:
-            looks_[-1] += "\n" + line
-        else:
-            looks_.append(line)
-    return looks_
 
 
 def choose(scores: Sequence[float], multi: bool) -> list[int]:

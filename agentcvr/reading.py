@@ -24,6 +24,7 @@ from agentcvr.episode import Episode
 CHOICE_TASKS = frozenset({"BU", "NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MULTI_SELECT_TASKS = frozenset({"BU"})
 
+_HEADER = re.compile(r"^Video (\d+), (?:seen|heard)\b.*:$")  # what `header` writes
 _STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
 _LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # as in option_vote.option_texts
 
@@ -79,3 +80,20 @@ def option_letters(options: Sequence[str]) -> list[str]:
 def reads(episode: Episode) -> bool:
     """Whether the reader answers this episode: a choice task with at least two options."""
     return episode.task in CHOICE_TASKS and len(episode.options) >= 2
+
+
+def split_looks(text: str) -> list[str]:
+    """`evidence_text` cut back into its looks, each its header line and its observation."""
+    found: list[str] = []
+    for line in text.splitlines():
+        if _HEADER.match(line) or not found:
+            found.append(line)
+        else:
+            found[-1] += "\n" + line
+    return found
+
+
+def look_video(look: str) -> int | None:
+    """The video a look of `split_looks` came from (None for text before any header)."""
+    match = _HEADER.match(look.split("\n", 1)[0])
+    return int(match.group(1)) if match else None

@@ -23,11 +23,11 @@ from transformers import AutoModel, AutoTokenizer
 
 from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.reader import ReadingItem
+from agentcvr.reading import look_video, split_looks
 from train.reader import read_items
 
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _NAMED = re.compile(r"\s*videos?\s*([\w ,]+?)(?:[.:]|only|$)", re.IGNORECASE)
-_HEADER = re.compile(r"Video (\d+), (?:seen|heard)")
 _STAMP = re.compile(r"^\[[^\]]*\]\s*")
 
 
@@ -43,12 +43,11 @@ def named_videos(option: str) -> set[int] | None:
 
 def lines(evidence: str) -> list[tuple[int, str]]:
     """(video, text) of every observation line, timestamps removed."""
-    out, video = [], 0
-    for line in evidence.splitlines():
-        if header := _HEADER.match(line):
-            video = int(header.group(1))
-        elif text := _STAMP.sub("", line).strip():
-            out.append((video, text))
+    out = []
+    for look in split_looks(evidence):
+        video = look_video(look)
+        body = look.splitlines()[1:] if video is not None else look.splitlines()  # past the header line
+        out += [(video or 0, text) for line in body if (text := _STAMP.sub("", line).strip())]
     return out
 
 

@@ -7,7 +7,16 @@ from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
 from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.teaching import looks
-from agentcvr.reading import compact_stamps, evidence_text, header, option_letters, reads, seen_from
+from agentcvr.reading import (
+    compact_stamps,
+    evidence_text,
+    header,
+    look_video,
+    option_letters,
+    reads,
+    seen_from,
+    split_looks,
+)
 
 
 def test_stamps_are_written_short_in_both_tools_forms():
@@ -32,3 +41,12 @@ def test_evidence_of_a_real_scan_names_every_source(pet_script, simulator):
     assert "Video 2, seen 0-40 s:\n[5-12] a brown dog runs in a park" in text
     assert "Video 1, heard" in text  # NC: the scan listens too
     assert reads(episode)
+
+
+def test_evidence_splits_back_into_its_looks_and_their_videos(pet_script, simulator):
+    episode = pet_script.episode
+    _, messages = Agent(ScanTeacher({pet_script.id: pet_script}), simulator, Limits(max_turns=4)).converse(episode)
+    seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+    parts = split_looks(evidence_text(seen))
+    assert len(parts) == len(seen)
+    assert [look_video(part) for part in parts] == [look.video for look in seen]

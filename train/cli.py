@@ -76,22 +76,24 @@ def train_reader(
     from agentcvr.models import READER_BASE, ensure_model
     from agentcvr.reading import CHOICE_TASKS
     from scripts_gen.generate import generate_one
+    from train.config import DataConfig
     from train.reader import read_items, reading_items, write_items
     from train.reader_fit import ReaderRun, fit_reader, plot_curve
 
     torch.set_num_threads(threads)
+    heldout_seed = DataConfig().heldout_seed  # the held-out seed train-sim evaluates on
     kinds = [t.strip() for t in tasks.split(",") if t.strip()]
     unknown = [t for t in kinds if t not in CHOICE_TASKS]
     if unknown or not kinds:
         raise typer.BadParameter(
             f"not choice task kinds: {unknown}; choose from {sorted(CHOICE_TASKS)}", param_hint="--tasks"
         )
-    if seed == HELDOUT_SEED:
-        raise typer.BadParameter(f"seed {HELDOUT_SEED} generates the held-out scripts", param_hint="--seed")
+    if seed == heldout_seed:
+        raise typer.BadParameter(f"seed {heldout_seed} generates the held-out scripts", param_hint="--seed")
     out.mkdir(parents=True, exist_ok=True)
     limits = Limits(max_turns=4)
     pools = {}
-    for name, count, pool_seed in (("train", train_per_task, seed), ("heldout", heldout_per_task, HELDOUT_SEED)):
+    for name, count, pool_seed in (("train", train_per_task, seed), ("heldout", heldout_per_task, heldout_seed)):
         path = out / f"{name}.jsonl"
         if not path.exists():
             typer.echo(f"generating {name} items: {count} per kind of {', '.join(kinds)} (seed {pool_seed})")
@@ -112,6 +114,3 @@ def train_reader(
     )
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")
-
-
-HELDOUT_SEED = 10_000

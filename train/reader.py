@@ -1,6 +1,5 @@
 """Reading items for the option reader (`agentcvr/reader.py`): the scan teacher's looks at generated scripts.
 
-
 The items are what the reader sees at inference: the scan teacher's looks (every video observed whole with the
 question and options as the focus, movie videos listened to: the looks the master makes first) in the rule simulator,
 written by `agentcvr.reading.evidence_text`. The teacher's own answer is not used; the labels come from the script.
