@@ -41,6 +41,7 @@ OPERATIONAL = frozenset(
         "api_key",
         "base_url",
         "threads",
+        "prompt_batch",
         "timeout",
         "max_retries",
         "observe_timeout",
@@ -84,6 +85,11 @@ class RandomOptions(PolicyOptions):
 
 class GGUFOptions(PolicyOptions):
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
+    prompt_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt tokens read per llama.cpp step (default gguf.PROMPT_BATCH): a stop waits for one step.",
+    )
     answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
     answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")
 
@@ -160,8 +166,12 @@ def _gguf_policy(arg: str, scan: bool, options: GGUFOptions) -> Policy:
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    answering = {"answer_orders": options.answer_orders, "answer_scoring": options.answer_scoring}
-    return GGUFPolicy(path, scan=scan, threads=options.threads, **{k: v for k, v in answering.items() if v is not None})
+    given = {
+        "answer_orders": options.answer_orders,
+        "answer_scoring": options.answer_scoring,
+        "prompt_batch": options.prompt_batch,
+    }
+    return GGUFPolicy(path, scan=scan, threads=options.threads, **{k: v for k, v in given.items() if v is not None})
 
 
 def _gguf(arg: str, scripts: Mapping[str, Script], options: GGUFOptions) -> Policy:

@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     policy_threads: int | None = Field(
         default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."
     )
+    policy_prompt_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt tokens the embedded master reads per step (default 64): a stopped run waits for one step.",
+    )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
     vlm_model: str = Field(default="Qwen/Qwen2.5-VL-7B-Instruct", description="VLM model name at vlm_url.")
