@@ -88,7 +88,7 @@ class GGUFOptions(PolicyOptions):
     prompt_batch: int | None = Field(
         default=None,
         ge=1,
-        description="Prompt tokens read per llama.cpp step (default gguf.PROMPT_BATCH): a stop waits for one step.",
+        description="Prompt tokens read per llama.cpp step (default 32, gguf.PROMPT_BATCH): a stop waits for one.",
     )
     answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
     answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")

@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     policy_prompt_batch: int | None = Field(
         default=None,
         ge=1,
-        description="Prompt tokens the embedded master reads per step (default 64): a stopped run waits for one step.",
+        description="Prompt tokens the embedded master reads per step (default 32): a stopped run waits for one step.",
     )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
