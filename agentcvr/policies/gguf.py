@@ -60,9 +60,9 @@ TIMINGS_KEPT = 256
 EPISODES_KEPT = 64
 # Prompt tokens llama.cpp reads per compute step. A stop request waits for the step in progress (xllamacpp cannot
 # interrupt one), so this bounds how long a run takes to stop while the master reads an observation; smaller steps
-# read a prompt more slowly. 32: for the 1.5B on one thread of the 2-core machine a 64-token step took ~3 s (over the
-# 2 s a stop may take), a 32-token one ~1.5 s at the same speed (0.92-1.08x of 64 by round), 16 tokens cost ~30 % of
-# the speed (benchmarks/gguf_prompt_batch.py, docs/service.md).
+# read a prompt more slowly. 32: for the 1.5B on one thread of the 2-core machine a 64-token step took 2.3-3.1 s (over
+# the 2 s a stop may take), a 32-token one about half at ~97 % of the speed (0.92-1.08x of 64 by round), 16 tokens
+# cost ~25 % of it (benchmarks/gguf_prompt_batch.py, docs/service.md).
 PROMPT_BATCH = 32
 
 
