@@ -276,7 +276,7 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(Path(options_.reader), threads=getattr(options_, "threads", None)))
+    return ReaderAnswers(policy, Reader.load(Path(options_.reader)))
 
 
 def make_perception(
