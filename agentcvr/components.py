@@ -192,6 +192,9 @@ def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
     return HFPolicy(arg)
 
 
+# Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.
+SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf"})
+
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
     "scan": Kind(TeacherOptions, _scan),

@@ -211,11 +211,11 @@ async def baseline(url: str, count: int, concurrency: int, body: dict) -> float:
 
 def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> tuple[int, float, dict]:
     from agentcvr.spec import Component, RunSpec
-    from eval.crossvid.judge import Judge
+    from eval.crossvid.judge import Judge, judged
     from eval.crossvid.loader import load_crossvid, missing_media
     from eval.crossvid.report import write_report
-    from eval.crossvid.runner import RunConfig, run_items
     from eval.crossvid.single_pass import SinglePassPredictor
+    from eval.runner import RunConfig, run_items
 
     async def main():
         predictor = SinglePassPredictor(url, "stub", cache_dir=cache)
@@ -227,7 +227,7 @@ def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> t
                 out,
                 RunConfig(concurrency=concurrency),
                 spec=RunSpec(policy=Component(name="single-pass", options={"model": "stub"})),
-                judge=judge,
+                grade=judged(judge),
                 console=Console(stderr=True, quiet=True),
             )
         finally:

@@ -10,10 +10,10 @@ from agentcvr.interfaces import Limits
 from agentcvr.perception.real import RealPerception
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.spec import Component, RunSpec
-from eval.crossvid.agent_mode import AgentPredictor
+from eval.agent_mode import AgentPredictor
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
-from eval.crossvid.runner import RunConfig, run_items
+from eval.runner import RunConfig, run_items
 from tests.eval.crossvid_fixture import write_crossvid
 from tests.openai_stub import OpenAIStub
 

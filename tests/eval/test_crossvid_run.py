@@ -16,8 +16,8 @@ from agentcvr.spec import Component, RunSpec
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
 from eval.crossvid.report import markdown, write_report
-from eval.crossvid.runner import Reply, RunConfig, run_items
 from eval.crossvid.single_pass import SinglePassPredictor
+from eval.runner import Reply, RunConfig, run_items
 from tests.eval.crossvid_fixture import write_crossvid
 from tests.openai_stub import OpenAIStub
 
