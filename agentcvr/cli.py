@@ -23,9 +23,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.cli_options import Concurrency, Resume, Retries, Timeout
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
 from agentcvr.components import PERCEPTIONS, POLICIES, perception_component, policy_component, recorded
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.overrides import component_options
 from agentcvr.terminal import fail
 
 app = typer.Typer(
@@ -96,6 +97,7 @@ def run(
     vlm_url: Annotated[str | None, typer.Option(help="--perception real: a VLM server as the visual agent.")] = None,
     vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the random policy (default 0).")] = None,
+    option: ComponentOption = None,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
     reader: Annotated[
         Path | None, typer.Option(help="A trained reader folder (train-reader): it answers the choice tasks.")
@@ -127,9 +129,11 @@ def run(
     if (vlm_url or vlm_model) and not (perception == "real" and vlm_url and vlm_model):
         _fail("--vlm-url and --vlm-model go together, with --perception real")
     vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}} if vlm_url else {}
+    flags = {"base_url": base_url, "seed": seed, "reader": str(reader) if reader else None}
     try:
-        policy_part = policy_component(policy, base_url=base_url, seed=seed, reader=str(reader) if reader else None)
-        perception_part = perception_component(perception, **vlm)
+        policy_options, perception_options = component_options(flags, vlm, option or [])
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component(perception, **perception_options)
     except ValueError as error:
         _fail(str(error))
     limits = Limits(max_turns=max_turns)

@@ -24,3 +24,12 @@ Timeout = Annotated[float, typer.Option(help="Seconds one try of one item may ta
 Concurrency = Annotated[
     int, typer.Option(help="Items in flight at once (a model loaded in this process answers one at a time).", min=1)
 ]
+ComponentOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="A component option as policy.KEY=VALUE or perception.KEY=VALUE (repeatable; dotted keys reach nested "
+        "options, e.g. -o perception.describer.ocr=false; the value is YAML). Unknown keys are refused by name.",
+    ),
+]

@@ -93,9 +93,27 @@ def test_run_and_eval_crossvid_share_the_engine_flags():
     group = typer.main.get_command(app)
 
     def options(command):
-        flags = ("--resume", "--retries", "--timeout", "--concurrency")
+        flags = ("--resume", "--retries", "--timeout", "--concurrency", "--option")
         return {p.opts[0]: (p.help, p.is_flag, p.min) for p in command.params if p.opts[0] in flags}
 
     evals = group.commands["eval"].commands
     run, crossvid, synth = group.commands["run"], evals["crossvid"], evals["synth"]
-    assert len(options(run)) == 4 and options(run) == options(crossvid) == options(synth)
+    assert len(options(run)) == 5 and options(run) == options(crossvid) == options(synth)
+
+
+def test_component_options_from_the_command_line_are_recorded_or_refused_by_name(tmp_path):
+    """-o policy.KEY=VALUE / perception.KEY=VALUE reaches nested options; a misspelling anywhere is named."""
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "runs.jsonl"
+    write_jsonl(generate("NC", 1, seed=5), scripts)
+    base = ["run", "--policy", "random", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    ran = CliRunner().invoke(app, [*base, "-o", "policy.seed=4", "-o", "perception.noise.seed=2"])
+    assert ran.exit_code == 0, ran.output
+    spec = json.loads(out.read_text())["spec"]
+    assert spec["policy"]["options"] == {"seed": 4} and spec["perception"]["options"] == {"noise": {"seed": 2}}
+    for option, refused in [
+        ("perception.noise.sed=2", "perception 'sim' takes no option noise.sed (options of noise: seed,"),
+        ("policy.sed=4", "policy 'random' takes no option sed (its options: reader, seed)"),
+        ("seed=4", "option 'seed=4' must name its part: policy.KEY=VALUE or perception.KEY=VALUE"),
+    ]:
+        result = CliRunner().invoke(app, [*base, "-o", option], env={"COLUMNS": "400"})
+        assert result.exit_code == 2 and refused in result.output, result.output

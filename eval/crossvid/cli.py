@@ -17,9 +17,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.cli_options import Concurrency, Resume, Retries, Timeout
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
 from agentcvr.components import perception_component, policy_component, recorded
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.overrides import component_options
 from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.tasks import TASK_ORDER
 from agentcvr.terminal import fail
@@ -63,6 +64,7 @@ def crossvid_command(
         str | None, typer.Option(help="VLM server: the single-pass model, or the agent's visual agent.")
     ] = None,
     vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
+    option: ComponentOption = None,
     frames: Annotated[int, typer.Option(help="Single-pass: frames per item (the official 128).", min=2)] = 128,
     judge_url: Annotated[
         str | None, typer.Option(help="CCQA judge: an OpenAI-compatible URL (default: embedded GGUF).")
@@ -112,7 +114,9 @@ def crossvid_command(
         items = [item for item in items if item.key not in missing]
         if not items:
             _fail(f"every item's media are missing: nothing to run (fetch the videos under {root / 'videos'})")
-    spec, policy_part, perception_part = _run_spec(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames)
+    spec, policy_part, perception_part = _run_spec(
+        mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, option or []
+    )
     try:
         todo, _ = pending(items, out, resume, spec)
     except (FileExistsError, SpecMismatch) as error:
@@ -144,18 +148,21 @@ def crossvid_command(
 
 
 def _run_spec(
-    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames
+    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, overrides: list[str]
 ) -> tuple[RunSpec, Component, Component | None]:
     """The run's spec and the components it names. Single-pass: the VLM is the predictor (the spec's policy)."""
     if mode == "single-pass":
         if not vlm_url or not vlm_model:
             _fail("--mode single-pass needs --vlm-url and --vlm-model")
+        if overrides:
+            _fail("-o sets the agent's policy and perception options: --mode agent only")
         model = Component(name="single-pass", options={"base_url": vlm_url, "model": vlm_model, "frames": frames})
         return RunSpec(policy=recorded(model)), model, None
     vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model or "default"}} if vlm_url else {}
     try:
-        policy_part = policy_component(policy, base_url=base_url)
-        perception_part = perception_component("real", **vlm)
+        policy_options, perception_options = component_options({"base_url": base_url}, vlm, overrides)
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component("real", **perception_options)
     except ValueError as error:
         _fail(str(error))
     spec = RunSpec(

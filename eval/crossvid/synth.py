@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agentcvr.cli_options import Concurrency, Resume, Retries, Timeout
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
 from agentcvr.episode import Episode
 from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.tasks import TASK_ORDER
@@ -78,6 +78,7 @@ def synth_command(
         str, typer.Option(help="Perception: real (the rendered MP4s) or sim (the script simulator).")
     ] = "real",
     max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 12,
+    option: ComponentOption = None,
     resume: Resume = False,
     concurrency: Concurrency = 1,
     retries: Retries = 1,
@@ -87,6 +88,7 @@ def synth_command(
     score and report like CrossVid."""
     from agentcvr.components import perception_component, policy_component, recorded
     from agentcvr.interfaces import Limits
+    from agentcvr.overrides import component_options
     from agentcvr.script import write_jsonl
     from agentcvr.spec import RunSpec, SpecMismatch
     from eval.agent_mode import agent_predictor
@@ -110,7 +112,9 @@ def synth_command(
     items, by_id = synth_items(rendered)
     items = [item for item in items if item.raw["id"] in wanted]
     try:
-        policy_part, perception_part = policy_component(policy), perception_component(perception)
+        policy_options, perception_options = component_options({}, {}, option or [])
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component(perception, **perception_options)
         limits = Limits(max_turns=max_turns)
         spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
         pending(items, out, resume, spec)
