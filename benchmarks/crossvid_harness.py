@@ -24,17 +24,15 @@ import os
 import random
 import shutil
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import httpx
+from rich.console import Console
+from rich.table import Table
 
-import httpx  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 COUNTS = {
     "BU": 848,
@@ -100,7 +98,7 @@ def _free_port() -> int:
 
 def synthesize(root: Path, total: int, seed: int = 0) -> None:
     """Items in the official layout; every video a copy of one 12 s 64x48 clip, UAV views 10 folders of 80 PNGs."""
-    from tests.eval.crossvid_fixture import tiny_video, write_uav
+    from eval.crossvid.sample_tree import tiny_video, write_uav
 
     rng = random.Random(seed)
     scale = total / sum(COUNTS.values())

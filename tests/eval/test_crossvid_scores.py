@@ -10,8 +10,8 @@ import pytest
 
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import JudgeRecord, Prediction
+from eval.crossvid.sample_tree import write_crossvid
 from eval.summary import official_item, strict_item, summarize
-from tests.eval.crossvid_fixture import write_crossvid
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "crossvid-sample"
 
