@@ -11,9 +11,10 @@ orchestration. Training builds its simulator here too (`make_training_perception
 Every policy also takes `reader` (a folder from `agentcvr train-reader`): the built policy is then wrapped so that the
 trained option reader answers its choice tasks (`agentcvr/policies/read_answers.py`).
 
-Each name owns a pydantic options model that forbids unknown fields, so a misspelled option fails naming itself and
-the valid ones; an option given as None counts as not given. `policy_component` / `perception_component` resolve a
-name and options into the `agentcvr.spec.Component` a run records; `make_policy` / `make_perception` build from it.
+Each name owns a pydantic options model that forbids unknown fields, at any depth (`vlm.modle`, `describer.ocrr`),
+so a misspelled option fails naming itself and the valid ones; an option given as None counts as not given.
+`policy_component` / `perception_component` resolve a name and options into the `agentcvr.spec.Component` a run
+records; `make_policy` / `make_perception` build from it.
 Heavy modules are imported only when their component is asked for.
 """
 
@@ -23,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -192,6 +193,9 @@ def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
     return HFPolicy(arg)
 
 
+# Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.
+SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf"})
+
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
     "scan": Kind(TeacherOptions, _scan),
@@ -323,18 +327,47 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
 
 
 def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated options, defaults left out (None means not given); an unknown option fails naming the valid ones."""
+    """Validated options, defaults left out (None means not given); an unknown option, at the top or inside a nested
+    one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the valid ones there."""
     given = {key: value for key, value in options.items() if value is not None}
+    unknown = _unknown(model, given)
+    if unknown:
+        keys = ", ".join(key for key, _ in unknown)
+        known = "; ".join(
+            f"{'its options' if not where else f'options of {where}'}: {', '.join(inner.model_fields) or 'none'}"
+            for where, inner in dict((key.rpartition(".")[0], inner) for key, inner in unknown).items()
+        )
+        raise ValueError(f"{role} {name!r} takes no option {keys} ({known})")
     try:
         validated = model.model_validate(given)
     except ValidationError as error:
-        unknown = [".".join(map(str, e["loc"])) for e in error.errors() if e["type"] == "extra_forbidden"]
-        if unknown:
-            valid = ", ".join(model.model_fields) or "none"
-            raise ValueError(f"{role} {name!r} takes no option {', '.join(unknown)} (its options: {valid})") from None
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise ValueError(f"{role} {name!r}: bad option {problems}") from None
     return validated.model_dump(mode="json", exclude_defaults=True)
+
+
+def _unknown(model: type[BaseModel], given: Mapping[str, Any], prefix: str = "") -> list[tuple[str, type[BaseModel]]]:
+    """(dotted key, the model it is not a field of) for every key of `given`, at any depth, that `model` lacks. Nested
+    configs (`VLMConfig`, `DescriberConfig`, ...) ignore unknown fields on their own: a misspelling there would pass
+    silently."""
+    found: list[tuple[str, type[BaseModel]]] = []
+    for key, value in given.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            found.append((f"{prefix}{key}", model))
+        elif isinstance(value, Mapping) and (inner := _model_of(field.annotation)) is not None:
+            found += _unknown(inner, value, f"{prefix}{key}.")
+    return found
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model in a field's annotation (`VLMConfig | None` -> VLMConfig), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        if (inner := _model_of(argument)) is not None:
+            return inner
+    return None
 
 
 def _without(options: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:

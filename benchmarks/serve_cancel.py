@@ -21,20 +21,16 @@ import json
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
+from serve_load import BODY  # a sibling: this script's folder leads sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.serve_load import BODY  # noqa: E402
-from serve.store import TraceStore  # noqa: E402
-from tests.serve.process import rendered_media, server_process  # noqa: E402
+from serve.store import TraceStore
+from serve.testing import rendered_media, server_process
 
 
 def slot_free_after(client: httpx.Client, since: float, limit: float = 60.0) -> float:

@@ -6,13 +6,13 @@ import pytest
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.components import make_perception, make_policy, make_training_perception
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.policies.scan_teacher import ScanTeacher
 from simulator.jigsaw_sim import MASKED_AUDIO, OrchestratedSimulator
 from simulator.llm_sim import LLMSimulator
 from simulator.noise import Noise
 from simulator.script_sim import ScriptSimulator
-from tests.openai_stub import OpenAIStub
 from train.config import SFTConfig, TrainConfig
 
 WHOLE_VIDEO_1 = Observe(video=1, start=0, end=30)

@@ -53,6 +53,24 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
         (lambda: perception_component("real", visul="vlm"), "perception 'real' takes no option visul"),
         (lambda: policy_component("random", seed="many"), "policy 'random': bad option seed"),
         (lambda: policy_component("robot"), "unknown policy 'robot'"),
+        # nested options (VLMConfig, DescriberConfig, NoiseOptions) are checked as strictly as top-level ones
+        (
+            lambda: perception_component("real", visual="vlm", vlm={"base_url": "http://a/v1", "modle": "m"}),
+            "perception 'real' takes no option vlm.modle (options of vlm: base_url, model, api_key,",
+        ),
+        (
+            lambda: perception_component("real", describer={"ocrr": False}),
+            "perception 'real' takes no option describer.ocrr (options of describer: ocr, ocr_language,",
+        ),
+        (
+            lambda: perception_component("sim", noise={"sed": 1}),
+            "perception 'sim' takes no option noise.sed (options of noise: seed, jitter_seconds,",
+        ),
+        (
+            lambda: perception_component("real", audio={"modl": "tiny"}, visul="vlm"),
+            "perception 'real' takes no option audio.modl, visul (options of audio: model,",
+        ),
+        (lambda: perception_component("real", describer={"ocr": "maybe"}), "bad option describer.ocr"),
     ],
 )
 def test_unknown_or_bad_options_are_refused_by_name(make, message):
@@ -63,3 +81,8 @@ def test_unknown_or_bad_options_are_refused_by_name(make, message):
 def test_a_component_spec_is_frozen():
     with pytest.raises(ValueError):
         Component(name="sim", extra=1)
+
+
+def test_nested_options_that_exist_are_recorded():
+    part = perception_component("real", describer={"ocr": False}, vlm=None)
+    assert part.options == {"describer": {"ocr": False}}
