@@ -100,7 +100,11 @@ def run(
     option: ComponentOption = None,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
     reader: Annotated[
-        Path | None, typer.Option(help="A trained reader folder (train-reader): it answers the choice tasks.")
+        str | None,
+        typer.Option(
+            help="The option reader that answers the choice tasks: scan-v1 (shipped), a folder from train-reader, "
+            "or none."
+        ),
     ] = None,
 ) -> None:
     """Run the master agent on scripted episodes and print traces and a per-task score table. Items go through the
@@ -129,7 +133,7 @@ def run(
     if (vlm_url or vlm_model) and not (perception == "real" and vlm_url and vlm_model):
         _fail("--vlm-url and --vlm-model go together, with --perception real")
     vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}} if vlm_url else {}
-    flags = {"base_url": base_url, "seed": seed, "reader": str(reader) if reader else None}
+    flags = {"base_url": base_url, "seed": seed, "reader": reader}
     try:
         policy_options, perception_options = component_options(flags, vlm, option or [])
         policy_part = policy_component(policy, **policy_options)

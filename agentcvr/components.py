@@ -71,7 +71,9 @@ class PolicyOptions(Options):
     """What every policy takes."""
 
     reader: str | None = Field(
-        default=None, description="A trained reader folder (agentcvr train-reader): it answers the choice tasks."
+        default=None,
+        description="The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
+        "`agentcvr train-reader`, or none (the master answers).",
     )
 
 
@@ -275,12 +277,12 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     kind = POLICIES[name]
     options_ = kind.model().model_validate(component.options)
     policy = kind.build(arg, scripts or {}, options_)
-    if options_.reader is None:
+    if options_.reader in (None, "none"):
         return policy
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(Path(options_.reader)))
+    return ReaderAnswers(policy, Reader.load(options_.reader))
 
 
 def make_perception(

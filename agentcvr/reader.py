@@ -20,6 +20,7 @@ input, so no letter prior can pay. Trained by `agentcvr train-reader` (`train/re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -45,6 +46,8 @@ from agentcvr.sentences import SentenceEncoder
 
 HEAD_FILE = "head.pt"
 CONFIG_FILE = "reader.json"
+# Readers shipped in the package, by name: `scan-v1` is `agentcvr train-reader --out runs/reader` (docs/reader.md).
+SHIPPED = {"scan-v1": Path(__file__).parent / "readers" / "scan-v1"}
 FEATURES = 11
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
@@ -168,6 +171,15 @@ def choose(scores: Sequence[float], multi: bool) -> list[int]:
     return [i for i, s in enumerate(scores) if s > 0] or [best]
 
 
+def reader_folder(name: str | Path) -> Path:
+    """A shipped reader's folder by name (`scan-v1`), or the folder given."""
+    return SHIPPED[name] if isinstance(name, str) and name in SHIPPED else Path(name)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 class Reader:
     """A trained reader: `Reader.load(folder).answer(episode, seen)` -> the answer letters."""
 
@@ -176,13 +188,19 @@ class Reader:
 
     @classmethod
     def load(cls, folder: Path, encoder: SentenceEncoder | None = None) -> Reader:
-        """The reader saved in `folder`; its encoder comes from the model registry (sha256-checked) unless given."""
+        """The reader saved in `folder` (or shipped under that name); its head is checked against the sha256 its
+        config records, its encoder comes from the model registry (sha256-checked) unless given."""
         from agentcvr.models import ensure_model
 
-        folder = Path(folder)
+        folder = reader_folder(folder)
         if not (folder / HEAD_FILE).is_file() or not (folder / CONFIG_FILE).is_file():
-            raise FileNotFoundError(f"not a reader folder (needs {HEAD_FILE} and {CONFIG_FILE}): {folder}")
+            known = ", ".join(SHIPPED)
+            raise FileNotFoundError(
+                f"not a reader folder (needs {HEAD_FILE} and {CONFIG_FILE}) nor a shipped reader ({known}): {folder}"
+            )
         config = json.loads((folder / CONFIG_FILE).read_text())
+        if (digest := _sha256(folder / HEAD_FILE)) != (recorded := config["head_sha256"]):
+            raise ValueError(f"{folder / HEAD_FILE} is damaged: sha256 {digest}, its config says {recorded}")
         encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
         head = ReaderHead(config["tasks"], encoder.width, config["width"])
         head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
@@ -191,7 +209,12 @@ class Reader:
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         torch.save(self.head.state_dict(), folder / HEAD_FILE)
-        config = {"encoder": self.encoder_name, "width": self.head.width, "tasks": self.head.tasks}
+        config = {
+            "encoder": self.encoder_name,
+            "width": self.head.width,
+            "tasks": self.head.tasks,
+            "head_sha256": _sha256(folder / HEAD_FILE),
+        }
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
 
     def scores(self, episode: Episode, seen: Sequence[Seen]) -> list[float]:

@@ -22,7 +22,9 @@ class SentenceEncoder:
 
     def __init__(self, folder: Path, cache_size: int = 50_000):
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging
 
+        logging.disable_progress_bar()  # a weight-loading bar on every reader load is noise in a trace or a log
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
         self.model = AutoModel.from_pretrained(folder).eval()
         self.width = int(self.model.config.hidden_size)

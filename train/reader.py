@@ -64,4 +64,4 @@ def loss_of(scores: torch.Tensor, item: ReadingItem) -> torch.Tensor:
 
 def load_reader(folder: str | None) -> Reader | None:
     """The reader a run's `agent.reader` names, or None when it names none."""
-    return None if folder is None else Reader.load(Path(folder))
+    return None if folder in (None, "none") else Reader.load(folder)

@@ -152,3 +152,33 @@ def test_rollouts_with_a_reader_take_its_answers_on_choice_tasks(warm_start, bas
     for result in answered:  # PI is a choice task: each answer is the reader's, the policy's own kept in the thought
         assert masters_answer(result.steps[-1].thought) is not None
         assert result.answer in {"A", "B", "C", "D", "E", "F"}
+
+
+def test_the_shipped_reader_loads_by_name_and_reads_fresh_episodes_well_above_chance(encoder):
+    """`scan-v1` (docs/reader.md) on scripts of a seed it was neither trained nor selected on."""
+    from train.reader_fit import accuracy, baselines
+
+    reader = Reader.load("scan-v1", encoder=encoder)
+    scripts = [generate_one(task, i, 13) for task in READ_TASKS for i in range(8)]
+    items = reading_items(scripts, Limits(max_turns=4))
+    table = accuracy(reader.head, items, [prepare(item, encoder) for item in items])
+    chance = baselines(items, items)["chance"]["all"]
+    assert chance < 0.25 and table["all"] > 0.4, table
+
+
+def test_a_damaged_or_missing_reader_is_refused_by_name(tmp_path, encoder):
+    import shutil
+
+    from agentcvr.components import make_policy
+    from agentcvr.reader import SHIPPED
+
+    shutil.copytree(SHIPPED["scan-v1"], tmp_path / "copy")
+    head = tmp_path / "copy" / "head.pt"
+    damaged = bytearray(head.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    head.write_bytes(bytes(damaged))
+    with pytest.raises(ValueError, match="damaged"):
+        Reader.load(tmp_path / "copy", encoder=encoder)
+    with pytest.raises(FileNotFoundError, match="scan-v1"):
+        Reader.load("scan-v2", encoder=encoder)
+    assert not isinstance(make_policy("random", reader="none"), ReaderAnswers)
