@@ -49,6 +49,23 @@ def train_sim(
     run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)
 
 
+def _check_reader_settings(path: Path, settings: dict) -> None:
+    """A reader folder resumes only under the settings it was made with (its items, vectors and checkpoint depend
+    on them); --examples and --eval-every may change."""
+    import json
+
+    if path.exists():
+        before = json.loads(path.read_text())
+        changed = [f"{k}: {before.get(k)!r} there, {v!r} now" for k, v in settings.items() if before.get(k) != v]
+        if changed:
+            raise typer.BadParameter(
+                f"{path.parent} was made with other settings ({'; '.join(changed)}); use another --out",
+                param_hint="--out",
+            )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+
+
 def train_reader(
     out: Path = typer.Option(
         Path("runs/reader"), help="Run folder: items, curve.jsonl, curve.png, checkpoint.pt, reader/."
@@ -92,7 +109,16 @@ def train_reader(
         )
     if seed == heldout_seed:
         raise typer.BadParameter(f"seed {heldout_seed} generates the held-out scripts", param_hint="--seed")
-    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "tasks": kinds,
+        "train_per_task": train_per_task,
+        "heldout_per_task": heldout_per_task,
+        "seed": seed,
+        "lr": lr,
+        "width": width,
+        "encoder": READER_BASE,
+    }
+    _check_reader_settings(out / "settings.json", settings)
     limits = Limits(max_turns=4)
     pools = {}
     for name, count, pool_seed in (("train", train_per_task, seed), ("heldout", heldout_per_task, heldout_seed)):

@@ -132,6 +132,8 @@ def test_train_reader_command_writes_a_curve_and_a_reader(tmp_path):
     assert (out / "reader" / "head.pt").exists() and (out / "sentences.pt").exists()
     again = CliRunner().invoke(app, [*args, "--examples", "8"])  # finished: resumes to nothing more
     assert again.exit_code == 0 and len((out / "curve.jsonl").read_text().splitlines()) == 2
+    other = CliRunner().invoke(app, [*args, "--examples", "16", "--lr", "0.01"])  # other settings, same folder
+    assert other.exit_code != 0 and "lr: 0.001 there, 0.01 now" in other.output
     bad = CliRunner().invoke(app, ["train-reader", "--out", str(out), "--tasks", "FSA"])
     assert bad.exit_code != 0 and "not choice task kinds" in bad.output
 
