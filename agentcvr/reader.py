@@ -199,7 +199,7 @@ class Reader:
                 f"not a reader folder (needs {HEAD_FILE} and {CONFIG_FILE}) nor a shipped reader ({known}): {folder}"
             )
         config = json.loads((folder / CONFIG_FILE).read_text())
-        if (digest := _sha256(folder / HEAD_FILE)) != (recorded := config["head_sha256"]):
+        if (digest := _sha256(folder / HEAD_FILE)) != (recorded := config.get("head_sha256")):
             raise ValueError(f"{folder / HEAD_FILE} is damaged: sha256 {digest}, its config says {recorded}")
         encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
         head = ReaderHead(config["tasks"], encoder.width, config["width"])
