@@ -75,6 +75,11 @@ class PolicyOptions(Options):
         description="The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
         "`agentcvr train-reader`, or none (the master answers).",
     )
+    reader_looks: Literal["master", "scan"] = Field(
+        default="master",
+        description="Who looks on a choice task when a reader answers: the master, or the scan (every video observed "
+        "whole, movie videos listened to) after which the reader answers without asking the master.",
+    )
 
 
 class TeacherOptions(PolicyOptions):
@@ -282,7 +287,7 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(options_.reader))
+    return ReaderAnswers(policy, Reader.load(options_.reader), scan=options_.reader_looks == "scan")
 
 
 def make_perception(

@@ -148,14 +148,14 @@ class ReaderHead(nn.Module):
         """Per option naming videos: their mean strength minus the others' (contrast), and their mean strength."""
         count = max([int(item.videos.max()), *(max(n) for n in item.named if n)])
         zero = relevance.new_tensor(0.0)
-        power = [
+        by_video = [
             torch.logsumexp(relevance[item.videos == v], 0) if bool((item.videos == v).any()) else zero
             for v in range(1, count + 1)
         ]
         contrast, strength = [], []
         for named in item.named:
-            inside = [power[v - 1] for v in sorted(named)]
-            outside = [power[v - 1] for v in range(1, count + 1) if v not in named]
+            inside = [by_video[v - 1] for v in sorted(named)]
+            outside = [by_video[v - 1] for v in range(1, count + 1) if v not in named]
             mean_in = torch.stack(inside).mean() if inside else zero
             mean_out = torch.stack(outside).mean() if outside else zero
             contrast.append(mean_in - mean_out if inside else zero)

@@ -66,6 +66,12 @@ def main() -> int:
     parser.add_argument(
         "--reader", type=Path, help="a trained reader folder: a policy written NAME+reader answers choice tasks with it"
     )
+    parser.add_argument(
+        "--reader-looks",
+        choices=["master", "scan"],
+        default="master",
+        help="with +reader: who looks on choice tasks (scan: the scan's looks, then the reader at once)",
+    )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
@@ -86,6 +92,8 @@ def main() -> int:
     columns: dict[str, list[Record]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
         name = spec
+        if spec.endswith("+reader") and args.reader_looks == "scan":
+            name += "_scan"
         if spec.startswith("gguf") and args.answer_orders is not None:
             name += f"_orders{args.answer_orders}"
         if spec.startswith("gguf") and args.answer_scoring is not None:
@@ -99,8 +107,8 @@ def main() -> int:
         base, _, extra = spec.partition("+")
         if extra not in ("", "reader") or (extra and args.reader is None):
             parser.error(f"policy {spec!r}: the only suffix is +reader, and it needs --reader DIR")
-        reader = str(args.reader) if extra else None
-        policy_part = policy_component(base, reader=reader, **(options if base.startswith("gguf") else {}))
+        reading = {"reader": str(args.reader), "reader_looks": args.reader_looks} if extra else {}
+        policy_part = policy_component(base, **reading, **(options if base.startswith("gguf") else {}))
         limits = Limits(max_turns=args.max_turns)
         run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
         predictor = AgentPredictor(Agent(make_policy(policy_part, scripts), perception, limits))

@@ -184,3 +184,18 @@ def test_a_damaged_or_missing_reader_is_refused_by_name(tmp_path, encoder):
     with pytest.raises(FileNotFoundError, match="scan-v1"):
         Reader.load("scan-v2", encoder=encoder)
     assert not isinstance(make_policy("random", reader="none"), ReaderAnswers)
+
+
+def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_master(base):
+    pi, fsa = generate_one("PI", 0, 3), generate_one("FSA", 0, 3)
+    table = {pi.id: pi, fsa.id: fsa}
+    never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
+    agent = Agent(ReaderAnswers(never, base, scan=True), ScriptSimulator(table), Limits(max_turns=4))
+    result = agent.run(pi.episode)
+    item = reading_items([pi], Limits(max_turns=4))[0]  # the scan teacher's looks at the same episode
+    assert [s.tool for s in result.steps[:-1]] == ["observe", "observe", "listen", "listen"]
+    assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
+    assert "after the scan" in result.steps[-1].thought
+    master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "10,20"}}</tool_call>'])
+    result = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator(table), Limits(max_turns=4)).run(fsa.episode)
+    assert result.answer == "10,20"  # FSA: the master's turn
