@@ -1,15 +1,17 @@
 """Short names for the swappable parts behind the loop, resolved in one place.
 
 Policies: `expert`, `scan` (the scan teacher: looks at every video whole, then answers), `random`, `gguf` (the
-embedded master: scan every video, then zoom in; `gguf:<model name or .gguf path>` for another model), `gguf-free`
-(the same model choosing every call itself),
+embedded master: on the choice tasks the scan's looks and the shipped reader's answer, on the others the model scans
+every video, zooms in and answers; `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
+model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
 orchestration. Training builds its simulator here too (`make_training_perception`).
 
-Every policy also takes `reader` (a folder from `agentcvr train-reader`): the built policy is then wrapped so that the
-trained option reader answers its choice tasks (`agentcvr/policies/read_answers.py`).
+Every policy also takes `reader` (a shipped reader's name, a folder from `agentcvr train-reader`, or none) and
+`reader_looks`: the built policy is then wrapped so that the trained option reader answers its choice tasks
+(`agentcvr/policies/read_answers.py`), after the master's looks or the scan's.
 
 Each name owns a pydantic options model that forbids unknown fields, at any depth (`vlm.modle`, `describer.ocrr`),
 so a misspelled option fails naming itself and the valid ones; an option given as None counts as not given.
@@ -67,19 +69,21 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+READER_HELP = (
+    "The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
+    "`agentcvr train-reader`, or none (the master answers)."
+)
+READER_LOOKS_HELP = (
+    "Who looks on a choice task when a reader answers: the master, or the scan (every video observed whole, movie "
+    "videos listened to) after which the reader answers without asking the master."
+)
+
+
 class PolicyOptions(Options):
     """What every policy takes."""
 
-    reader: str | None = Field(
-        default=None,
-        description="The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
-        "`agentcvr train-reader`, or none (the master answers).",
-    )
-    reader_looks: Literal["master", "scan"] = Field(
-        default="master",
-        description="Who looks on a choice task when a reader answers: the master, or the scan (every video observed "
-        "whole, movie videos listened to) after which the reader answers without asking the master.",
-    )
+    reader: str | None = Field(default=None, description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class TeacherOptions(PolicyOptions):
@@ -91,9 +95,21 @@ class RandomOptions(PolicyOptions):
 
 
 class GGUFOptions(PolicyOptions):
+    """The embedded master: by default the shipped reader answers its choice tasks after the scan, and the model
+    looks and answers the rest (docs/reader.md); `reader=none` is the zero-shot model alone."""
+
+    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
     answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")
+
+
+class GGUFFreeOptions(GGUFOptions):
+    """The published zero-shot setting: the model chooses every call and answers everything itself."""
+
+    reader: str | None = Field(default=None, description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class OpenAIOptions(PolicyOptions):
@@ -208,7 +224,7 @@ POLICIES: dict[str, Kind] = {
     "scan": Kind(TeacherOptions, _scan),
     "random": Kind(RandomOptions, _random),
     "gguf": Kind(GGUFOptions, _gguf),
-    "gguf-free": Kind(GGUFOptions, _gguf_free),
+    "gguf-free": Kind(GGUFFreeOptions, _gguf_free),
     "openai": Kind(OpenAIOptions, _openai),
     "hf": Kind(HFOptions, _hf),
 }
@@ -334,8 +350,10 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
 
 
 def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated options, defaults left out (None means not given); an unknown option, at the top or inside a nested
-    one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the valid ones there."""
+    """Validated options, defaults left out (None means not given) except a policy's reader (`gguf`'s default
+    reader came in with issue 20: a run resumed across that change must be refused, not mixed). An unknown option, at
+    the top or inside a nested one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the valid ones
+    there."""
     given = {key: value for key, value in options.items() if value is not None}
     unknown = _unknown(model, given)
     if unknown:
@@ -350,7 +368,15 @@ def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str,
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise ValueError(f"{role} {name!r}: bad option {problems}") from None
-    return validated.model_dump(mode="json", exclude_defaults=True)
+    return {**_recorded_defaults(validated), **validated.model_dump(mode="json", exclude_defaults=True)}
+
+
+def _recorded_defaults(options: BaseModel) -> dict[str, Any]:
+    """The reader and, when there is one, who looks for it, even at their defaults."""
+    reader = getattr(options, "reader", None)
+    if reader is None:
+        return {}
+    return {"reader": reader} if reader == "none" else {"reader": reader, "reader_looks": options.reader_looks}
 
 
 def _unknown(model: type[BaseModel], given: Mapping[str, Any], prefix: str = "") -> list[tuple[str, type[BaseModel]]]:

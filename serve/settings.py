@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     policy_threads: int | None = Field(
         default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."
     )
+    policy_reader: str | None = Field(
+        default=None,
+        description="The master's option reader: scan-v1, a train-reader folder, or none (the model alone); unset: "
+        "the policy's default (gguf: scan-v1).",
+    )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
     vlm_model: str = Field(default="Qwen/Qwen2.5-VL-7B-Instruct", description="VLM model name at vlm_url.")

@@ -11,7 +11,9 @@ from serve.store import TraceStore
 
 def load_service(settings: Settings, metrics: Metrics) -> RunService:
     """Build and warm the policy and perception (so the first request does not pay for loading)."""
-    policy = make_policy(settings.policy, base_url=settings.policy_url, threads=settings.policy_threads)
+    policy = make_policy(
+        settings.policy, base_url=settings.policy_url, threads=settings.policy_threads, reader=settings.policy_reader
+    )
     if not settings.policy.startswith("openai"):
         policy = SerialPolicy(policy)  # one local model, one caller at a time
     perception = make_perception(

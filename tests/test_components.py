@@ -75,3 +75,13 @@ def test_every_configurable_teacher_is_a_policy_name(pet_script):
 def test_unknown_perception_names_the_valid_ones():
     with pytest.raises(ValueError, match="choose one of sim, llm-sim, real"):
         make_perception("simulator")
+
+
+def test_the_embedded_master_reads_with_the_shipped_reader_and_the_zero_shot_one_is_a_flag_away():
+    from agentcvr.components import policy_component
+
+    default = policy_component("gguf").options
+    assert (default["reader"], default["reader_looks"]) == ("scan-v1", "scan")
+    assert policy_component("gguf", reader="none").options["reader"] == "none"
+    assert "reader" not in policy_component("gguf-free").options  # the published zero-shot setting
+    assert policy_component("random").options == {}

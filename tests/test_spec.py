@@ -47,7 +47,10 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: policy_component("random", sed=1), "policy 'random' takes no option sed (its options: reader, seed)"),
+        (
+            lambda: policy_component("random", sed=1),
+            "policy 'random' takes no option sed (its options: reader, reader_looks, seed)",
+        ),
         (lambda: policy_component("gguf", base_url="http://x"), "policy 'gguf' takes no option base_url"),
         (lambda: perception_component("sim", max_event=2), "perception 'sim' takes no option max_event"),
         (lambda: perception_component("real", visul="vlm"), "perception 'real' takes no option visul"),
