@@ -44,6 +44,7 @@ OPERATIONAL = frozenset(
         "api_key",
         "base_url",
         "threads",
+        "prompt_batch",
         "timeout",
         "max_retries",
         "observe_timeout",
@@ -101,6 +102,11 @@ class GGUFOptions(PolicyOptions):
     reader: str | None = Field(default="scan-v1", description=READER_HELP)
     reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
+    prompt_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt tokens read per llama.cpp step (default 32, gguf.PROMPT_BATCH): a stop waits for one.",
+    )
     answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
     answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")
 
@@ -184,8 +190,12 @@ def _gguf_policy(arg: str, scan: bool, options: GGUFOptions) -> Policy:
     path = Path(target) if target.endswith(".gguf") else ensure_model(target)
     if not path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {path}")
-    answering = {"answer_orders": options.answer_orders, "answer_scoring": options.answer_scoring}
-    return GGUFPolicy(path, scan=scan, threads=options.threads, **{k: v for k, v in answering.items() if v is not None})
+    given = {
+        "answer_orders": options.answer_orders,
+        "answer_scoring": options.answer_scoring,
+        "prompt_batch": options.prompt_batch,
+    }
+    return GGUFPolicy(path, scan=scan, threads=options.threads, **{k: v for k, v in given.items() if v is not None})
 
 
 def _gguf(arg: str, scripts: Mapping[str, Script], options: GGUFOptions) -> Policy:

@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 
 from serve import errors
+from serve.memory import fix_mmap_threshold
 from serve.metrics import Metrics
 from serve.retention import keep_clean
 from serve.routes import answer, health, traces
@@ -42,6 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.ready = False
+        if not fix_mmap_threshold():  # before the models and caches fill the heap
+            log.warning("not glibc: the mmap threshold is left as it is (RSS may creep over many requests)")
         app.state.service = await run_in_threadpool(load_service, settings, metrics)  # models load off the loop
         app.state.ready = True
         log.info("ready: policy %s, perception %s", settings.policy, settings.perception)

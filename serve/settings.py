@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         description="The master's option reader: scan-v1, a train-reader folder, or none (the model alone); unset: "
         "the policy's default (gguf: scan-v1).",
     )
+    policy_prompt_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt tokens the embedded master reads per step (default 32): a stopped run waits for one step.",
+    )
     perception: str = Field(default="real", description="'real' (files) is the only choice that reads videos.")
     vlm_url: str | None = Field(default=None, description="OpenAI-compatible VLM base URL; unset: CPU describer.")
     vlm_model: str = Field(default="Qwen/Qwen2.5-VL-7B-Instruct", description="VLM model name at vlm_url.")

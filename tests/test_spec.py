@@ -27,6 +27,8 @@ def test_operational_options_and_secrets_are_not_recorded():
     assert recorded(fast) == recorded(slow)
     with_vlm = perception_component("real", visual="vlm", vlm={"base_url": "http://a/v1", "model": "m", "api_key": "k"})
     assert recorded(with_vlm).options == {"visual": "vlm", "vlm": {"model": "m"}}  # the model, not where it runs
+    # the master's threads and prompt batch change how fast it reads, and how soon it stops, not the run's identity
+    assert recorded(policy_component("gguf", threads=1, prompt_batch=16)) == recorded(policy_component("gguf"))
 
 
 def test_differences_name_dotted_fields():
@@ -55,6 +57,8 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
         (lambda: perception_component("sim", max_event=2), "perception 'sim' takes no option max_event"),
         (lambda: perception_component("real", visul="vlm"), "perception 'real' takes no option visul"),
         (lambda: policy_component("random", seed="many"), "policy 'random': bad option seed"),
+        (lambda: policy_component("gguf", prompt_batch=0), "policy 'gguf': bad option prompt_batch"),
+        (lambda: policy_component("random", prompt_batch=16), "policy 'random' takes no option prompt_batch"),
         (lambda: policy_component("robot"), "unknown policy 'robot'"),
         # nested options (VLMConfig, DescriberConfig, NoiseOptions) are checked as strictly as top-level ones
         (

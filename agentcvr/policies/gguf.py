@@ -13,8 +13,9 @@ Speed on a 2-core machine comes from three things:
 - one slot with `cache_prompt`: each turn only evaluates the new observation message;
 - capped free text (`thought`, `focus_prompt`) and `max_tokens`.
 Every completion is streamed, so a run told to stop (`agentcvr.cancel`: a server's timeout, a client gone, shutdown)
-ends it between tokens, or between prompt batches of `batch` tokens while a long observation is read; llama.cpp then
-drops the request and the slot is free for the next one. Nothing is kept per call or per episode beyond a small LRU.
+ends it between tokens, or between prompt batches of `prompt_batch` tokens while a long observation is read;
+llama.cpp then drops the request and the slot is free for the next one. Nothing is kept per call or per episode beyond
+a small LRU.
 At the turn limit, when the loop asks for the final answer, the grammar holds only the answer shape (anything else
 would be rejected by the loop anyway). The default context (8192 tokens, ~100 MB of KV cache for the 0.5B, ~230 MB
 for the 1.5B) holds a 20-turn episode with multi-video observations; an overflow fails the turn with llama.cpp's
@@ -57,6 +58,12 @@ COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separ
 # the latest episodes (a server sees a new episode id per request; more than its concurrent runs is enough).
 TIMINGS_KEPT = 256
 EPISODES_KEPT = 64
+# Prompt tokens llama.cpp reads per compute step. A stop request waits for the step in progress (xllamacpp cannot
+# interrupt one), so this bounds how long a run takes to stop while the master reads an observation; smaller steps
+# read a prompt more slowly. 32: for the 1.5B on one thread of the 2-core machine a 64-token step took ~3 s (over the
+# 2 s a stop may take), a 32-token one ~1.5 s at the same speed (0.92-1.08x of 64 by round), 16 tokens cost ~30 % of
+# the speed (benchmarks/gguf_prompt_batch.py, docs/service.md).
+PROMPT_BATCH = 32
 
 
 def load_llama(
@@ -162,14 +169,12 @@ class GGUFPolicy:
         resamples: int = 3,
         answer_orders: int = 1,
         answer_scoring: Scoring = "letter",
-        batch: int = 64,
+        prompt_batch: int = PROMPT_BATCH,
     ):
         # every core by default: the master is the slow part of an episode on a small CPU machine
         threads = threads or min(os.cpu_count() or 1, 8)
-        # 64-token prompt batches: a stop request waits for at most one (under a second to several seconds on 2
-        # cores, by their load: benchmarks/serve_cancel.py); a 1,200-token prompt read as fast as with 256-token ones
         model = model_path or ensure_model(DEFAULT_MASTER)
-        self.server = load_llama(model, n_ctx=n_ctx, threads=threads, seed=seed, batch=batch)
+        self.server = load_llama(model, n_ctx=n_ctx, threads=threads, seed=seed, batch=prompt_batch)
         # Turns before the answer shape is allowed: zero-shot, the 0.5B answers at once (the published prompts demand
         # 4 calls first; we enforce a smaller number in the grammar instead of asking).
         self.min_calls = min_calls

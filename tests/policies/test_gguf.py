@@ -3,6 +3,7 @@
 Marked `gguf`: it needs the weights (`agentcvr models`, which CI runs) and takes ~10-20 s on one thread.
 """
 
+import itertools
 import json
 
 import pytest
@@ -258,3 +259,20 @@ def test_a_stopped_run_stops_the_master_mid_generation_and_frees_it(policy, umbr
         policy._elided[f"episode-{k}"] = (0, 0)
     policy.act(initial_messages(umbrella_script.episode, "json", 4), umbrella_script.episode)
     assert len(policy._elided) <= EPISODES_KEPT and len(policy.timings) <= policy.timings.maxlen
+
+
+def test_the_prompt_batch_option_sets_the_step_a_stop_waits_for():
+    """`prompt_batch` reaches llama.cpp: a long prompt is read (and its progress reported, where a stop is seen) in
+    steps of that many tokens."""
+    if not WEIGHTS.is_file():
+        pytest.skip(f"embedded master weights not fetched ({WEIGHTS}); run `agentcvr models`")
+    from agentcvr.components import make_policy
+
+    policy = make_policy(f"gguf-free:{WEIGHTS}", threads=1, prompt_batch=16)
+    chunks: list[dict] = []
+    request = {"messages": [{"role": "user", "content": "word " * 60}], "max_tokens": 1, "cache_prompt": False}
+    request |= {"stream": True, "return_progress": True}
+    policy.server.handle_chat_completions(request, lambda chunk: chunks.append(chunk) and False)
+    read = [c["prompt_progress"]["processed"] for c in chunks if "prompt_progress" in c]
+    steps = [b - a for a, b in itertools.pairwise(read)]
+    assert len(steps) > 3 and set(steps[:-1]) == {16} and 0 < steps[-1] <= 16  # the last step reads what is left

@@ -127,6 +127,21 @@ def test_disconnect_cancels_the_run(client):
     assert trace["message"] == "the client went away and the run was stopped"
 
 
+def test_a_blocking_client_that_gives_up_cancels_its_run(client, server):
+    glacial = {**BODY, "question": "glacial: which video? #gone"}  # the master's first call would take a minute
+    with pytest.raises(httpx.ReadTimeout):  # httpx closes the connection: the client is gone
+        client.post("/answer", json=glacial, timeout=httpx.Timeout(60, read=1))
+    store = server.app.state.service.store
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        rows = store._db.execute("SELECT body FROM traces WHERE body LIKE '%#gone%'").fetchall()
+        trace = json.loads(rows[0][0]) if rows else {"status": "running"}
+        if trace["status"] != "running":
+            break
+        time.sleep(0.2)
+    assert trace["status"] == "cancelled" and trace["message"] == "the client went away and the run was stopped"
+
+
 def test_policy_failure_keeps_the_partial_trace(client, stub):
     # one good turn, then the master's server fails on every retry
     stub.reply(content='<tool_call>{"name": "listen", "arguments": {"video": 2, "start": 5, "end": 12}}</tool_call>')

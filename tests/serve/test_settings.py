@@ -30,6 +30,8 @@ def test_unknown_or_bad_settings_are_refused(tmp_path):
         load_settings(path)
     with pytest.raises(pydantic.ValidationError, match="max_concurrent"):
         load_settings(max_concurrent=0)
+    with pytest.raises(pydantic.ValidationError, match="policy_prompt_batch"):
+        load_settings(policy_prompt_batch=0)
 
 
 def test_traces_default_to_the_per_user_data_folder(tmp_path, monkeypatch):
