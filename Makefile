@@ -31,17 +31,18 @@ models: $(VENV)/.installed
 
 # The main job on the embedded default, in about 5 minutes on 2 cores: the master on three simulated episodes (one per
 # kind, traces printed), on one episode rendered to MP4 and run through the embedded real perception, and expert and
-# random on the same simulated episodes; then the score table side by side.
+# random on the same simulated episodes; then the score table side by side. `--resume`: a second `make demo` (or one
+# after an interrupt) continues each run's records instead of refusing them.
 DEMO := runs/demo
 DEMO_TASKS := --task NC --task PI --task MSR
 demo: setup
 	$(BIN)/agentcvr gen-scripts --task all -n 1 --seed 0 --out $(DEMO)/scripts.jsonl
-	$(BIN)/agentcvr run --policy gguf --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --max-turns 8 --out $(DEMO)/gguf-sim.jsonl
+	$(BIN)/agentcvr run --policy gguf --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --max-turns 8 --out $(DEMO)/gguf-sim.jsonl --resume
 	$(BIN)/agentcvr render $(DEMO)/scripts.jsonl $(DEMO)/rendered --task BU --fps 5
 	$(BIN)/agentcvr run --policy gguf --perception real --videos $(DEMO)/rendered --scripts $(DEMO)/scripts.jsonl --task BU \
-	  --max-turns 8 --out $(DEMO)/gguf-real.jsonl
-	$(BIN)/agentcvr run --policy expert --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/expert.jsonl
-	$(BIN)/agentcvr run --policy random --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/random.jsonl
+	  --max-turns 8 --out $(DEMO)/gguf-real.jsonl --resume
+	$(BIN)/agentcvr run --policy expert --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/expert.jsonl --resume
+	$(BIN)/agentcvr run --policy random --scripts $(DEMO)/scripts.jsonl $(DEMO_TASKS) --task BU --no-traces --out $(DEMO)/random.jsonl --resume
 	$(BIN)/agentcvr report $(DEMO)/expert.jsonl $(DEMO)/random.jsonl $(DEMO)/gguf-sim.jsonl $(DEMO)/gguf-real.jsonl
 
 lint: $(VENV)/.installed

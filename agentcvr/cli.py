@@ -23,16 +23,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.components import (
-    PERCEPTIONS,
-    POLICIES,
-    make_perception,
-    make_policy,
-    perception_component,
-    policy_component,
-    recorded,
-)
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
+from agentcvr.components import PERCEPTIONS, POLICIES, perception_component, policy_component, recorded
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.overrides import component_options
 from agentcvr.terminal import fail
 
 app = typer.Typer(
@@ -90,27 +84,40 @@ def run(
     ] = "gguf",
     perception: Annotated[str, typer.Option(help=f"What the tools see through: {', '.join(PERCEPTIONS)}.")] = "sim",
     scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),
-    out: Annotated[Path | None, typer.Option(help="Traces JSONL; re-running skips finished episodes.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Records JSONL (one line per episode, with its trace).")] = None,
+    resume: Resume = False,
     per_task: Annotated[int | None, typer.Option(help="Run at most this many episodes per task kind.")] = None,
     task: Annotated[list[str] | None, typer.Option(help="Only these task kinds (repeatable).")] = None,
     max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 20,
+    concurrency: Concurrency = 1,
+    retries: Retries = 3,
+    timeout: Timeout = 900.0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for openai:MODEL.")] = None,
     videos: Annotated[Path | None, typer.Option(help="Rendered videos folder for --perception real.")] = None,
     vlm_url: Annotated[str | None, typer.Option(help="--perception real: a VLM server as the visual agent.")] = None,
     vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the random policy (default 0).")] = None,
+    option: ComponentOption = None,
     traces: Annotated[bool, typer.Option(help="Print every trace.")] = True,
     reader: Annotated[
-        Path | None, typer.Option(help="A trained reader folder (train-reader): it answers the choice tasks.")
+        str | None,
+        typer.Option(
+            help="The option reader that answers the choice tasks: scan-v1 (shipped), a folder from train-reader, "
+            "or none."
+        ),
     ] = None,
 ) -> None:
-    """Run the master agent on scripted episodes and print traces and a per-task score table. The run spec (policy,
-    perception, their options, limits) goes in every line of --out; re-running resumes only under the same spec."""
-    from agentcvr.agent import Agent
+    """Run the master agent on scripted episodes and print traces and a per-task score table. Items go through the
+    same engine as `eval crossvid` (retries, per-try timeout, --resume); the run spec (policy, perception, their
+    options, limits) goes in every line of --out, and --resume continues only under the same spec."""
+    import asyncio
+
     from agentcvr.script import read_jsonl
     from agentcvr.spec import RunSpec, SpecMismatch
     from agentcvr.trace_view import trace_panel
-    from eval.runner import finished, run_episodes, score_table, summarize
+    from eval.agent_mode import EpisodeItem, agent_predictor, grade_episode
+    from eval.runner import RunConfig, pending, run_items
+    from eval.summary import score_table, summarize
 
     if not scripts.is_file():
         _fail(f"scripts file not found: {scripts} (make one with `agentcvr gen-scripts --out {scripts}`)")
@@ -126,18 +133,19 @@ def run(
     if (vlm_url or vlm_model) and not (perception == "real" and vlm_url and vlm_model):
         _fail("--vlm-url and --vlm-model go together, with --perception real")
     vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}} if vlm_url else {}
+    flags = {"base_url": base_url, "seed": seed, "reader": reader}
     try:
-        policy_part = policy_component(policy, base_url=base_url, seed=seed, reader=str(reader) if reader else None)
-        perception_part = perception_component(perception, **vlm)
+        policy_options, perception_options = component_options(flags, vlm, option or [])
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component(perception, **perception_options)
     except ValueError as error:
         _fail(str(error))
     limits = Limits(max_turns=max_turns)
     spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
-    if out:
-        try:
-            finished(out, spec, episodes)  # refused before any model loads
-        except SpecMismatch as error:
-            _fail(str(error))
+    try:
+        pending([EpisodeItem(e) for e in episodes], out, resume, spec)  # refused before any model loads
+    except (FileExistsError, SpecMismatch, ValueError) as error:
+        _fail(str(error))
     if perception == "real":
         if videos is None:
             _fail("--perception real needs --videos DIR (render them with `agentcvr render`)")
@@ -145,23 +153,31 @@ def run(
 
         episodes = attach_videos(episodes, videos)
     try:
-        chosen = make_policy(policy_part, by_id)
-        backend = make_perception(perception_part, by_id)
+        predictor, close = agent_predictor(policy_part, perception_part, limits, by_id, concurrency)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    agent = Agent(chosen, backend, limits)
     episodes_by_id = {e.id: e for e in episodes}
 
-    def show(item):
-        if traces:
-            console.print(trace_panel(item.result, episodes_by_id[item.result.episode_id], item.official))
+    def show(record) -> None:
+        if not traces:
+            return
+        if record.result is None:
+            console.print(Text(f"{record.key}: failed after {record.attempts} tries: {record.error}", style="red"))
+        else:
+            console.print(trace_panel(record.result, episodes_by_id[record.key], record.official))
 
-    results = run_episodes(agent.run, episodes, spec, out=out, on_result=show, console=console)
-    console.print(
-        score_table({policy: summarize(results)}, title=f"{policy} on {perception} ({len(results)} episodes)")
-    )
+    config = RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume)
+    items = [EpisodeItem(e) for e in episodes]
+    try:
+        records = asyncio.run(
+            run_items(items, predictor, out, config, spec=spec, grade=grade_episode, console=console, on_record=show)
+        )
+    finally:
+        close()
+    title = f"{policy} on {perception} ({len(records)} episodes)"
+    console.print(score_table({policy: summarize(records)}, title=title))
     if out:
-        console.print(f"traces in {out}", markup=False)
+        console.print(f"records in {out}", markup=False)
 
 
 @app.command()

@@ -1,19 +1,22 @@
 """Short names for the swappable parts behind the loop, resolved in one place.
 
 Policies: `expert`, `scan` (the scan teacher: looks at every video whole, then answers), `random`, `gguf` (the
-embedded master: scan every video, then zoom in; `gguf:<model name or .gguf path>` for another model), `gguf-free`
-(the same model choosing every call itself),
+embedded master: on the choice tasks the scan's looks and the shipped reader's answer, on the others the model scans
+every video, zooms in and answers; `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
+model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
 orchestration. Training builds its simulator here too (`make_training_perception`).
 
-Every policy also takes `reader` (a folder from `agentcvr train-reader`): the built policy is then wrapped so that the
-trained option reader answers its choice tasks (`agentcvr/policies/read_answers.py`).
+Every policy also takes `reader` (a shipped reader's name, a folder from `agentcvr train-reader`, or none) and
+`reader_looks`: the built policy is then wrapped so that the trained option reader answers its choice tasks
+(`agentcvr/policies/read_answers.py`), after the master's looks or the scan's.
 
-Each name owns a pydantic options model that forbids unknown fields, so a misspelled option fails naming itself and
-the valid ones; an option given as None counts as not given. `policy_component` / `perception_component` resolve a
-name and options into the `agentcvr.spec.Component` a run records; `make_policy` / `make_perception` build from it.
+Each name owns a pydantic options model that forbids unknown fields, at any depth (`vlm.modle`, `describer.ocrr`),
+so a misspelled option fails naming itself and the valid ones; an option given as None counts as not given.
+`policy_component` / `perception_component` resolve a name and options into the `agentcvr.spec.Component` a run
+records; `make_policy` / `make_perception` build from it.
 Heavy modules are imported only when their component is asked for.
 """
 
@@ -23,7 +26,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,12 +70,21 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+READER_HELP = (
+    "The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
+    "`agentcvr train-reader`, or none (the master answers)."
+)
+READER_LOOKS_HELP = (
+    "Who looks on a choice task when a reader answers: the master, or the scan (every video observed whole, movie "
+    "videos listened to) after which the reader answers without asking the master."
+)
+
+
 class PolicyOptions(Options):
     """What every policy takes."""
 
-    reader: str | None = Field(
-        default=None, description="A trained reader folder (agentcvr train-reader): it answers the choice tasks."
-    )
+    reader: str | None = Field(default=None, description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class TeacherOptions(PolicyOptions):
@@ -84,6 +96,11 @@ class RandomOptions(PolicyOptions):
 
 
 class GGUFOptions(PolicyOptions):
+    """The embedded master: by default the shipped reader answers its choice tasks after the scan, and the model
+    looks and answers the rest (docs/reader.md); `reader=none` is the zero-shot model alone."""
+
+    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
         default=None,
@@ -92,6 +109,13 @@ class GGUFOptions(PolicyOptions):
     )
     answer_orders: int | None = Field(default=None, ge=1, description="Ask the options in this many orders, vote.")
     answer_scoring: str | None = Field(default=None, description="letter, vote, cloze or verify.")
+
+
+class GGUFFreeOptions(GGUFOptions):
+    """The published zero-shot setting: the model chooses every call and answers everything itself."""
+
+    reader: str | None = Field(default=None, description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class OpenAIOptions(PolicyOptions):
@@ -202,12 +226,15 @@ def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
     return HFPolicy(arg)
 
 
+# Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.
+SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf"})
+
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
     "scan": Kind(TeacherOptions, _scan),
     "random": Kind(RandomOptions, _random),
     "gguf": Kind(GGUFOptions, _gguf),
-    "gguf-free": Kind(GGUFOptions, _gguf_free),
+    "gguf-free": Kind(GGUFFreeOptions, _gguf_free),
     "openai": Kind(OpenAIOptions, _openai),
     "hf": Kind(HFOptions, _hf),
 }
@@ -281,12 +308,12 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     kind = POLICIES[name]
     options_ = kind.model().model_validate(component.options)
     policy = kind.build(arg, scripts or {}, options_)
-    if options_.reader is None:
+    if options_.reader in (None, "none"):
         return policy
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(Path(options_.reader), threads=getattr(options_, "threads", None)))
+    return ReaderAnswers(policy, Reader.load(options_.reader), scan=options_.reader_looks == "scan")
 
 
 def make_perception(
@@ -333,18 +360,57 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
 
 
 def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated options, defaults left out (None means not given); an unknown option fails naming the valid ones."""
+    """Validated options, defaults left out (None means not given) except a policy's reader (`gguf`'s default
+    reader came in with issue 20: a run resumed across that change must be refused, not mixed). An unknown option, at
+    the top or inside a nested one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the valid ones
+    there."""
     given = {key: value for key, value in options.items() if value is not None}
+    unknown = _unknown(model, given)
+    if unknown:
+        keys = ", ".join(key for key, _ in unknown)
+        known = "; ".join(
+            f"{'its options' if not where else f'options of {where}'}: {', '.join(inner.model_fields) or 'none'}"
+            for where, inner in dict((key.rpartition(".")[0], inner) for key, inner in unknown).items()
+        )
+        raise ValueError(f"{role} {name!r} takes no option {keys} ({known})")
     try:
         validated = model.model_validate(given)
     except ValidationError as error:
-        unknown = [".".join(map(str, e["loc"])) for e in error.errors() if e["type"] == "extra_forbidden"]
-        if unknown:
-            valid = ", ".join(model.model_fields) or "none"
-            raise ValueError(f"{role} {name!r} takes no option {', '.join(unknown)} (its options: {valid})") from None
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise ValueError(f"{role} {name!r}: bad option {problems}") from None
-    return validated.model_dump(mode="json", exclude_defaults=True)
+    return {**_recorded_defaults(validated), **validated.model_dump(mode="json", exclude_defaults=True)}
+
+
+def _recorded_defaults(options: BaseModel) -> dict[str, Any]:
+    """The reader and, when there is one, who looks for it, even at their defaults."""
+    reader = getattr(options, "reader", None)
+    if reader is None:
+        return {}
+    return {"reader": reader} if reader == "none" else {"reader": reader, "reader_looks": options.reader_looks}
+
+
+def _unknown(model: type[BaseModel], given: Mapping[str, Any], prefix: str = "") -> list[tuple[str, type[BaseModel]]]:
+    """(dotted key, the model it is not a field of) for every key of `given`, at any depth, that `model` lacks. Nested
+    configs (`VLMConfig`, `DescriberConfig`, ...) ignore unknown fields on their own: a misspelling there would pass
+    silently."""
+    found: list[tuple[str, type[BaseModel]]] = []
+    for key, value in given.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            found.append((f"{prefix}{key}", model))
+        elif isinstance(value, Mapping) and (inner := _model_of(field.annotation)) is not None:
+            found += _unknown(inner, value, f"{prefix}{key}.")
+    return found
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model in a field's annotation (`VLMConfig | None` -> VLMConfig), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        if (inner := _model_of(argument)) is not None:
+            return inner
+    return None
 
 
 def _without(options: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The one engine for every "run many items" job: bounded concurrency, retries with backoff, a per-item timeout,
 results handed over one by one as they finish, and a progress bar with a running summary.
 
-Local predictors (a model in this process) run on worker threads (`in_threads`), remote ones are awaited directly
+Local predictors (a model in this process) run on worker threads (`in_threads`, `in_thread`: a timed-out item's
+thread is told to stop through `agentcvr.cancel`), remote ones are awaited directly
 (`asyncio`), and either way `run_many` keeps `concurrency` items in flight with a fixed set of workers pulling from
 the item list, so a run of 100k items holds `concurrency` tasks, not 100k. What an item becomes (a `Record` appended
 to a log, a row in memory) is the caller's step; resume is `eval.record.resume`, applied before the items come here.
@@ -16,13 +17,16 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from agentcvr import cancel
+from agentcvr.cancel import CancelToken
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,13 +65,31 @@ async def with_retries(call: Callable[[], Awaitable[R]], retry: Retry) -> tuple[
     return None, error, retry.tries
 
 
+async def in_thread(pool: Executor, work: Callable[[], R]) -> R:
+    """`work()` on a pool thread, awaited; if the await is cancelled (a try's timeout, the run stopping) the work is
+    told to stop too (`agentcvr.cancel`: the loop, llama.cpp and perception check the token), so a timed-out item
+    frees its thread instead of running on unseen."""
+    token = CancelToken()
+
+    def scoped() -> R:
+        with cancel.scope(token):
+            return work()
+
+    future = asyncio.get_running_loop().run_in_executor(pool, scoped)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        token.cancel("timeout")
+        raise
+
+
 @contextmanager
 def in_threads(run_one: Callable[[T], R], threads: int) -> Iterator[Callable[[T], Awaitable[R]]]:
     """`run_one` as an awaitable step on `threads` worker threads (a local model blocks; the loop must not)."""
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="item") as pool:
 
         async def step(item: T) -> R:
-            return await asyncio.get_running_loop().run_in_executor(pool, run_one, item)
+            return await in_thread(pool, lambda: run_one(item))
 
         yield step
 

@@ -1,21 +1,28 @@
-"""The option reader: a pretrained sentence encoder fine-tuned to score each option against the master's observations.
+"""The option reader: a small trained head that scores each option of a choice question against the master's
+observations, over frozen sentence vectors.
 
-Small decoders here do not learn to read in CPU hours (`../shared/notes/offline-models.md`: SmolLM2-135M stayed at
-chance after 600-800 examples, letters or yes/no). The reader is built to avoid what made that slow: it never writes a
-letter (each option's own tokens are pooled and scored, and options are shuffled in training, so no slot pays), and it
-is an encoder (all-MiniLM-L6-v2, 22.7 M parameters, bidirectional: options and observations attend to each other)
-that takes a 512-token example forward and back in about a second on one core. Measured so far it has not left chance
-either (800-1,600 examples at two learning rates: `docs/reader.md`).
+Nothing small learned to read here end to end: SmolLM2-135M stayed at chance (letters or yes/no), and so did
+all-MiniLM-L6-v2 fine-tuned over a 512-token concatenation of question, options and observations (`docs/reader.md`).
+What does learn, in minutes on one core, is to keep the encoder frozen and train only how sentences are compared:
+every observed sentence (`agentcvr.reading.evidence_lines`, each with its video, seen or heard, and its time), the
+question and each option become all-MiniLM-L6-v2 vectors (`agentcvr/sentences.py`), and the head learns
 
-One example is `[CLS] question [SEP] option 1 [SEP] ... option k [SEP] observations [SEP]`; an option's score is a
-linear head over the mean of its tokens' final states. The observations are `agentcvr.reading.evidence_text` of the
-conversation's looks, cut to fit 512 tokens by giving each look an equal share. Trained by `agentcvr train-reader`
-(`train/reader_fit.py`); `Reader.load(folder)` answers at inference.
+- how much each sentence bears on the question (`relevance`), and so each video's strength;
+- how well each sentence supports each option, read with the question (`support`);
+- per task kind, how to weigh the option features below into its score.
+
+An option's features: its best-supporting sentence, its support weighed by relevance, its support near the moment
+the question points at (two views at the same time), for an option naming videos their strength against the
+others', and for a count the gap between the number and the relevant sentences counted softly. A learned sign read
+from the question turns "which video does NOT ..." around. Options are scored one by one with no slot or letter
+input, so no letter prior can pay. Trained by `agentcvr train-reader` (`train/reader_fit.py`).
 """
 
 from __future__ import annotations
 
-import random
+import hashlib
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +32,24 @@ from torch import nn
 
 from agentcvr.episode import Episode
 from agentcvr.policies.option_vote import option_texts
-from agentcvr.reading import MULTI_SELECT_TASKS, Seen, evidence_text, option_letters, split_looks
+from agentcvr.reading import (
+    CHOICE_TASKS,
+    MULTI_SELECT_TASKS,
+    Seen,
+    evidence_lines,
+    evidence_text,
+    option_letters,
+    option_number,
+    videos_named,
+)
+from agentcvr.sentences import SentenceEncoder
 
-MAX_TOKENS = 512  # the encoder's position limit
 HEAD_FILE = "head.pt"
+CONFIG_FILE = "reader.json"
+# Readers shipped in the package, by name: `scan-v1` is `agentcvr train-reader --out runs/reader` (docs/reader.md).
+SHIPPED = {"scan-v1": Path(__file__).parent / "readers" / "scan-v1"}
+FEATURES = 11
+TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
 
 @dataclass(frozen=True)
@@ -48,82 +69,98 @@ class ReadingItem:
         return self.task in MULTI_SELECT_TASKS
 
 
-class OptionReader(nn.Module):
-    """Encoder + a linear head over each option's mean token state."""
+@dataclass(frozen=True)
+class Prepared:
+    """A reading item as vectors: what the head takes."""
 
-    def __init__(self, encoder: nn.Module):
+    task: str
+    question: torch.Tensor  # [d]
+    options: torch.Tensor  # [k, d]
+    lines: torch.Tensor  # [n, d]
+    videos: torch.Tensor  # [n] long: each line's video
+    heard: torch.Tensor  # [n] 1.0 where the line was heard
+    times: torch.Tensor  # [n] seconds
+    named: tuple[frozenset[int], ...]  # the videos each option names (empty: a text option)
+    numbers: tuple[float | None, ...]  # each option as a count, where it is one
+
+
+def prepare(item: ReadingItem, encoder: SentenceEncoder) -> Prepared:
+    lines = evidence_lines(item.evidence)
+    vectors = encoder.vectors([item.question, *item.options, *(line.text for line in lines)])
+    k = len(item.options)
+    return Prepared(
+        task=item.task,
+        question=vectors[0],
+        options=vectors[1 : 1 + k],
+        lines=vectors[1 + k :],
+        videos=torch.tensor([line.video for line in lines], dtype=torch.long),
+        heard=torch.tensor([float(line.heard) for line in lines]),
+        times=torch.tensor([line.time for line in lines]),
+        named=tuple(videos_named(option) for option in item.options),
+        numbers=tuple(option_number(option) for option in item.options),
+    )
+
+
+class ReaderHead(nn.Module):
+    """Option scores from a `Prepared` item; the only trained part of the reader."""
+
+    def __init__(self, tasks: Sequence[str], dim: int = 384, width: int = 128):
         super().__init__()
-        self.encoder = encoder
-        self.head = nn.Linear(encoder.config.hidden_size, 1)
+        self.tasks, self.width = list(tasks), width
+        self.question_key, self.line_key = nn.Linear(dim, width), nn.Linear(dim, width)
+        self.option_query, self.question_query, self.line_value = (nn.Linear(dim, width) for _ in range(3))
+        self.negation = nn.Linear(dim, 1)  # the sign a question gives video strength ("does not include")
+        self.counting = nn.Linear(dim, 2)  # the question's slope and threshold for counting relevant lines
+        self.heard_bias = nn.Parameter(torch.zeros(1))
+        self.time_scale = nn.Parameter(torch.zeros(1))  # log of the reach of "near in time", in TIME_SCALE units
+        self.weights = nn.Embedding(len(self.tasks), FEATURES)
+        nn.init.normal_(self.weights.weight, std=0.1)
 
-    def forward(self, input_ids, attention_mask, token_type_ids, spans: list[list[tuple[int, int]]]):
-        states = self.encoder(
-            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-        ).last_hidden_state
-        scores = []
-        for row, row_spans in enumerate(spans):
-            pooled = torch.stack([states[row, a:b].mean(0) for a, b in row_spans])
-            scores.append(self.head(pooled).squeeze(-1))
-        return scores  # one tensor of option scores per example
+    def forward(self, item: Prepared) -> torch.Tensor:
+        k = item.options.shape[0]
+        if item.lines.shape[0] == 0:
+            return torch.zeros(k)  # nothing observed: no option is preferred
+        scale = math.sqrt(self.width)
+        relevance = self.line_key(item.lines) @ self.question_key(item.question) / scale + self.heard_bias * item.heard
+        queries = self.option_query(item.options) + self.question_query(item.question)
+        support = self.line_value(item.lines) @ queries.T / scale  # [n, k]
+        attention = torch.softmax(relevance, 0)
+        best = support.max(0).values
+        joint = torch.logsumexp(support + relevance[:, None], 0)
+        attended = attention @ support
+        moment = (attention * item.times).sum()
+        reach = TIME_SCALE * torch.exp(self.time_scale)
+        near = torch.logsumexp(support - ((item.times - moment).abs() / reach)[:, None], 0)
+        contrast, strength = self._video_features(item, relevance)
+        sign = torch.tanh(self.negation(item.question))
+        slope, threshold = self.counting(item.question)
+        count = torch.sigmoid(relevance * torch.exp(slope) + threshold).sum()
+        gap = torch.stack([-(count - n).abs() if n is not None else count.new_tensor(0.0) for n in item.numbers])
+        features = torch.stack(
+            [best, joint, attended, contrast, sign * contrast, gap, sign * best, sign * joint, strength, near,
+             torch.ones(k)],
+            -1,
+        )  # fmt: skip
+        return features @ self.weights(torch.tensor(self.tasks.index(item.task)))
 
-
-class Encoding:
-    """Tokenizes items into the reader's layout, shuffling option order when given an rng."""
-
-    def __init__(self, tokenizer, max_tokens: int = MAX_TOKENS):
-        self.tokenizer, self.max_tokens = tokenizer, max_tokens
-
-    def ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
-
-    def evidence(self, text: str, budget: int) -> list[int]:
-        """Each look (a header line and its observation) gets an equal share of `budget`; what a short look leaves
-        goes to the others."""
-        pieces = [self.ids(look) for look in split_looks(text)]
-        kept = [0] * len(pieces)
-        left, open_ = budget, list(range(len(pieces)))
-        while open_ and left > 0:
-            share = max(1, left // len(open_))
-            still = []
-            for i in open_:
-                take = min(share, len(pieces[i]) - kept[i], left)
-                kept[i] += take
-                left -= take
-                if kept[i] < len(pieces[i]):
-                    still.append(i)
-            open_ = still
-        return [token for piece, n in zip(pieces, kept, strict=True) for token in piece[:n]]
-
-    def encode(self, item: ReadingItem, order: list[int]) -> tuple[list[int], list[int], list[tuple[int, int]]]:
-        cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
-        ids, spans = [cls, *self.ids(item.question), sep], []
-        for index in order:
-            option = self.ids(item.options[index])[:48]
-            spans.append((len(ids), len(ids) + max(1, len(option))))
-            ids += option + [sep]
-        head = len(ids)
-        ids += self.evidence(item.evidence, self.max_tokens - head - 1) + [sep]
-        types = [0] * head + [1] * (len(ids) - head)
-        return ids, types, spans
-
-    def batch(self, items: Sequence[ReadingItem], rng: random.Random | None):
-        """Padded tensors, the option spans, and each example's option order."""
-        rows, orders = [], []
-        for item in items:
-            order = list(range(len(item.options)))
-            if rng is not None:
-                rng.shuffle(order)
-            rows.append(self.encode(item, order))
-            orders.append(order)
-        width = max(len(ids) for ids, _, _ in rows)
-        input_ids = torch.zeros((len(rows), width), dtype=torch.long)
-        types = torch.zeros_like(input_ids)
-        mask = torch.zeros_like(input_ids)
-        for r, (ids, tt, _) in enumerate(rows):
-            input_ids[r, : len(ids)] = torch.tensor(ids)
-            types[r, : len(ids)] = torch.tensor(tt)
-            mask[r, : len(ids)] = 1
-        return input_ids, mask, types, [spans for _, _, spans in rows], orders
+    @staticmethod
+    def _video_features(item: Prepared, relevance: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per option naming videos: their mean strength minus the others' (contrast), and their mean strength."""
+        count = max([int(item.videos.max()), *(max(n) for n in item.named if n)])
+        zero = relevance.new_tensor(0.0)
+        by_video = [
+            torch.logsumexp(relevance[item.videos == v], 0) if bool((item.videos == v).any()) else zero
+            for v in range(1, count + 1)
+        ]
+        contrast, strength = [], []
+        for named in item.named:
+            inside = [by_video[v - 1] for v in sorted(named)]
+            outside = [by_video[v - 1] for v in range(1, count + 1) if v not in named]
+            mean_in = torch.stack(inside).mean() if inside else zero
+            mean_out = torch.stack(outside).mean() if outside else zero
+            contrast.append(mean_in - mean_out if inside else zero)
+            strength.append(mean_in)
+        return torch.stack(contrast), torch.stack(strength)
 
 
 def choose(scores: Sequence[float], multi: bool) -> list[int]:
@@ -134,40 +171,64 @@ def choose(scores: Sequence[float], multi: bool) -> list[int]:
     return [i for i, s in enumerate(scores) if s > 0] or [best]
 
 
-class Reader:
-    """A fitted reader at inference: `Reader.load(folder).answer(episode, seen)` -> the answer letters."""
+def reader_folder(name: str | Path) -> Path:
+    """A shipped reader's folder by name (`scan-v1`), or the folder given."""
+    return SHIPPED[name] if isinstance(name, str) and name in SHIPPED else Path(name)
 
-    def __init__(self, model: OptionReader, encoding: Encoding):
-        self.model, self.encoding = model.eval(), encoding
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Reader:
+    """A trained reader: `Reader.load(folder).answer(episode, seen)` -> the answer letters."""
+
+    def __init__(self, encoder: SentenceEncoder, head: ReaderHead, encoder_name: str):
+        self.encoder, self.head, self.encoder_name = encoder, head.eval(), encoder_name
 
     @classmethod
-    def load(cls, folder: Path, threads: int | None = None) -> Reader:
-        from transformers import AutoModel, AutoTokenizer
+    def load(cls, folder: Path, encoder: SentenceEncoder | None = None) -> Reader:
+        """The reader saved in `folder` (or shipped under that name); its head is checked against the sha256 its
+        config records, its encoder comes from the model registry (sha256-checked) unless given."""
+        from agentcvr.models import ensure_model
 
-        if not (Path(folder) / HEAD_FILE).is_file():
-            raise FileNotFoundError(f"not a reader folder (no {HEAD_FILE}): {folder}")
-        if threads:
-            torch.set_num_threads(threads)
-        model = OptionReader(AutoModel.from_pretrained(folder))
-        model.head.load_state_dict(torch.load(Path(folder) / HEAD_FILE, weights_only=True))
-        return cls(model, Encoding(AutoTokenizer.from_pretrained(folder)))
+        folder = reader_folder(folder)
+        if not (folder / HEAD_FILE).is_file() or not (folder / CONFIG_FILE).is_file():
+            known = ", ".join(SHIPPED)
+            raise FileNotFoundError(
+                f"not a reader folder (needs {HEAD_FILE} and {CONFIG_FILE}) nor a shipped reader ({known}): {folder}"
+            )
+        config = json.loads((folder / CONFIG_FILE).read_text())
+        if (digest := _sha256(folder / HEAD_FILE)) != (recorded := config.get("head_sha256")):
+            raise ValueError(f"{folder / HEAD_FILE} is damaged: sha256 {digest}, its config says {recorded}")
+        encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
+        head = ReaderHead(config["tasks"], encoder.width, config["width"])
+        head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
+        return cls(encoder, head, config["encoder"])
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.model.encoder.save_pretrained(folder)
-        self.encoding.tokenizer.save_pretrained(folder)
-        torch.save(self.model.head.state_dict(), folder / HEAD_FILE)
+        torch.save(self.head.state_dict(), folder / HEAD_FILE)
+        config = {
+            "encoder": self.encoder_name,
+            "width": self.head.width,
+            "tasks": self.head.tasks,
+            "head_sha256": _sha256(folder / HEAD_FILE),
+        }
+        (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
 
     def scores(self, episode: Episode, seen: Sequence[Seen]) -> list[float]:
         item = ReadingItem(
             episode.id, episode.task, episode.question, option_texts(episode.options), evidence_text(seen), []
         )
         with torch.inference_mode():
-            ids, mask, types, spans, _ = self.encoding.batch([item], None)
-            return self.model(ids, mask, types, spans)[0].tolist()
+            return self.head(prepare(item, self.encoder)).tolist()
 
     def answer(self, episode: Episode, seen: Sequence[Seen]) -> str:
         """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'."""
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))
+
+
+READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for

@@ -97,3 +97,60 @@ def look_video(look: str) -> int | None:
     """The video a look of `split_looks` came from (None for text before any header)."""
     match = _HEADER.match(look.split("\n", 1)[0])
     return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Line:
+    """One sentence of one look: what the reader embeds, with where and when it was observed."""
+
+    text: str
+    video: int
+    heard: bool
+    time: float  # the middle of its stamp (0 where it has none)
+
+
+_HOW = re.compile(r"^Video \d+, (seen|heard)")
+_SHORT_STAMP = re.compile(r"^\[(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\]\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def evidence_lines(text: str) -> list[Line]:
+    """`evidence_text` as sentences: a stamped line of several sentences (a multi-view frame lists each object in
+    its own) becomes one `Line` per sentence, each keeping the look's video and the line's time."""
+    found = []
+    for look in split_looks(text):
+        video = look_video(look)
+        if video is None:
+            continue
+        head, *body = look.split("\n")
+        heard = _HOW.match(head).group(1) == "heard"
+        for raw in body:
+            stamp = _SHORT_STAMP.match(raw)
+            time = (float(stamp.group(1)) + float(stamp.group(2))) / 2 if stamp else 0.0
+            for sentence in _SENTENCE_END.split(raw[stamp.end() :] if stamp else raw):
+                if sentence.strip():
+                    found.append(Line(sentence.strip(), video, heard, time))
+    return found
+
+
+_NAMED = re.compile(r"^\s*Videos?\s+(.*)$", re.IGNORECASE)
+_VIDEO_NUMBER = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight)\b", re.IGNORECASE)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+
+
+def videos_named(option: str) -> frozenset[int]:
+    """The videos an option names ('Videos 3 and 4', 'Video one.'); empty for an option that names none."""
+    match = _NAMED.match(option)
+    if not match:
+        return frozenset()
+    numbers = _VIDEO_NUMBER.findall(match.group(1))
+    return frozenset(int(n) if n.isdigit() else _NUMBER_WORDS[n.lower()] for n in numbers)
+
+
+def option_number(option: str) -> float | None:
+    """An option that is only a number (a count), as that number."""
+    text = option.strip().rstrip(".")
+    try:
+        return float(text)
+    except ValueError:
+        return None

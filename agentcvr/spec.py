@@ -35,12 +35,14 @@ class Component(BaseModel):
 
 class RunSpec(BaseModel):
     """What a run computes with. `perception` and `limits` are None for a predictor that has neither (CrossVid's
-    single-pass VLM, which is the `policy` there)."""
+    single-pass VLM, which is the `policy` there); `reference` is the perception a comparison runs the same policy
+    through beside `perception` (`eval fidelity`: the simulator beside real perception)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     policy: Component
     perception: Component | None = None
     limits: Limits | None = None
+    reference: Component | None = None
 
     def canonical(self) -> str:
         """Sorted-key compact JSON: the same settings always give the same text."""

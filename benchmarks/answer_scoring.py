@@ -13,27 +13,32 @@ preference switched on:
 - `verify`: each option judged as a proposed answer, by log P(yes) - log P(no) (`option_scoring`).
 The turn's thought keeps the letter the model wrote before the remedy, so one run gives both on the same episodes:
 the written letter (the baseline) and the remedy's choice (for cloze and verify also the choice by total score).
-Prints accuracy per task kind, the letters chosen and seconds per episode. Results go to
-`<work>/<looks>_<model>_<scoring>.jsonl`; a rerun resumes.
+Prints accuracy per task kind, the letters chosen and seconds per episode. The answer turns run on the engine
+(`eval.runner.run_items`, one thread: llama.cpp has one slot) and go to `<work>/<looks>_<model>_<scoring>.jsonl` as
+the one record type (the raw reply as `output`, the run spec: model, looks, remedy, turn limit); a rerun resumes, and
+only under the same spec.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
-import time
 from collections import Counter
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from rich.console import Console
-from rich.progress import track
 from rich.table import Table
 
 from agentcvr.actions import Observe
+from agentcvr.engine import in_thread
+from agentcvr.interfaces import Limits, Policy
 from agentcvr.models import DEFAULT_MASTER, ensure_model
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.expert import plan
@@ -41,7 +46,11 @@ from agentcvr.policies.json_protocol import LETTER_TASKS, scan_turn
 from agentcvr.prompts import FORCE_ANSWER, initial_messages
 from agentcvr.script import Script
 from agentcvr.session import FORCED_KEY
+from agentcvr.spec import Component, RunSpec
 from agentcvr.tasks import TASK_ORDER, get_task
+from eval.agent_mode import EpisodeItem, score_episode
+from eval.record import Record, read_latest
+from eval.runner import Reply, RunConfig, run_items
 from scripts_gen.generate import generate
 from simulator.script_sim import ScriptSimulator
 
@@ -92,6 +101,41 @@ def decision(thought: str) -> dict:
     raise ValueError(f"the answer turn's thought names no decision: {thought!r}")
 
 
+class AnswerTurn:
+    """The forced answer turn after the looks, as a predictor: the conversation built, the master asked once."""
+
+    def __init__(self, policy: Policy, scripts: Mapping[str, Script], looks: str, max_turns: int):
+        self.policy, self.scripts, self.looks, self.max_turns = policy, scripts, looks, max_turns
+        self.simulator = ScriptSimulator(scripts)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="answer")  # one llama.cpp slot
+
+    async def predict(self, item: EpisodeItem) -> Reply:
+        return await in_thread(self._pool, lambda: self._answer(self.scripts[item.key]))
+
+    def _answer(self, script: Script) -> Reply:
+        messages = conversation(script, self.looks, self.simulator, self.max_turns)
+        return Reply(output=self.policy.act(messages, script.episode).content)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def grade(item: EpisodeItem, record: Record) -> Record:
+    """The remedy's choice scored through the registry (the bar's running score); the raw reply stays the output."""
+    chosen = record
+    if record.status == "ok":
+        chosen = record.model_copy(update={"output": decision(json.loads(record.output or "{}")["thought"])["choice"]})
+    scored = score_episode(chosen, item.episode)
+    return record.model_copy(update={"official": scored.official, "strict": scored.strict})
+
+
+def row(record: Record) -> dict:
+    """A table row from a record: the gold letter, the decision in the reply's thought, seconds."""
+    reply = json.loads(record.output or "{}")
+    chosen = decision(reply["thought"])
+    return {"id": record.key, "task": record.task, "gold": record.gold, **chosen, "seconds": record.seconds}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=Path("runs/answer_scoring"))
@@ -106,33 +150,34 @@ def main() -> int:
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
-    from agentcvr.policies.gguf import GGUFPolicy  # llama.cpp only once the arguments are good
-
     scripts = [s for s in generate("all", args.n, args.seed) if s.task in LETTER_TASKS]
     scripts.sort(key=lambda s: (int(s.id.rsplit("-", 1)[1]), TASK_ORDER.index(s.task)))  # balanced when stopped
     model_name = Path(args.model).stem if args.model.endswith(".gguf") else args.model
     out = args.work / f"{args.looks}_{model_name}_{args.scoring}.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())} if out.exists() else {}
-    todo = [] if args.table_only else [s for s in scripts if s.id not in done]
-    if todo:
+    remedy = {"answer_orders": args.orders} if args.scoring == "vote" else {"answer_scoring": args.scoring}
+    options = {"model": model_name, "looks": args.looks, **remedy}
+    spec = RunSpec(policy=Component(name="answer-turn", options=options), limits=Limits(max_turns=args.max_turns))
+    console = Console()
+    if args.table_only:
+        records = list(read_latest(out)[0].values())
+    else:
+        from agentcvr.policies.gguf import GGUFPolicy  # llama.cpp only once the arguments are good
+
         model = Path(args.model) if args.model.endswith(".gguf") else ensure_model(args.model)
-        remedy = {"answer_orders": args.orders} if args.scoring == "vote" else {"answer_scoring": args.scoring}
-        policy = GGUFPolicy(model, threads=args.threads, **remedy)
-        simulator = ScriptSimulator({s.id: s for s in scripts})
-        with out.open("a") as sink:
-            for script in track(todo, description=f"{len(done)} done before"):
-                started = time.perf_counter()
-                messages = conversation(script, args.looks, simulator, args.max_turns)
-                reply = json.loads(policy.act(messages, script.episode).content or "{}")
-                row = {"id": script.id, "task": script.task, "gold": script.answer, **decision(reply["thought"])}
-                row["seconds"] = time.perf_counter() - started
-                sink.write(json.dumps(row) + "\n")
-                sink.flush()
-                done[script.id] = row
-    rows = [done[s.id] for s in scripts if s.id in done]
+        turn = AnswerTurn(
+            GGUFPolicy(model, threads=args.threads, **remedy), {s.id: s for s in scripts}, args.looks, args.max_turns
+        )
+        items = [EpisodeItem(s.episode) for s in scripts]
+        config = RunConfig(concurrency=1, retries=1, timeout=None, resume=True)  # a rerun continues the file
+        try:
+            records = asyncio.run(run_items(items, turn, out, config, spec=spec, grade=grade, console=console))
+        finally:
+            turn.close()
+    failed = [r for r in records if r.status != "ok"]
+    if failed:
+        console.print(f"{len(failed)} answer turn(s) failed, left out: {failed[0].error}", markup=False)
     title = f"{args.looks} reports, {model_name}: the letter written vs {args.scoring}"
-    Console().print(scoring_table(rows, title))
+    console.print(scoring_table([row(r) for r in records if r.status == "ok"], title))
     return 0
 
 

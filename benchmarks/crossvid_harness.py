@@ -24,17 +24,15 @@ import os
 import random
 import shutil
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import httpx
+from rich.console import Console
+from rich.table import Table
 
-import httpx  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 COUNTS = {
     "BU": 848,
@@ -100,7 +98,7 @@ def _free_port() -> int:
 
 def synthesize(root: Path, total: int, seed: int = 0) -> None:
     """Items in the official layout; every video a copy of one 12 s 64x48 clip, UAV views 10 folders of 80 PNGs."""
-    from tests.eval.crossvid_fixture import tiny_video, write_uav
+    from eval.crossvid.sample_tree import tiny_video, write_uav
 
     rng = random.Random(seed)
     scale = total / sum(COUNTS.values())
@@ -211,11 +209,11 @@ async def baseline(url: str, count: int, concurrency: int, body: dict) -> float:
 
 def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> tuple[int, float, dict]:
     from agentcvr.spec import Component, RunSpec
-    from eval.crossvid.judge import Judge
+    from eval.crossvid.judge import Judge, judged
     from eval.crossvid.loader import load_crossvid, missing_media
     from eval.crossvid.report import write_report
-    from eval.crossvid.runner import RunConfig, run_items
     from eval.crossvid.single_pass import SinglePassPredictor
+    from eval.runner import RunConfig, run_items
 
     async def main():
         predictor = SinglePassPredictor(url, "stub", cache_dir=cache)
@@ -227,7 +225,7 @@ def harness(root: Path, url: str, concurrency: int, out: Path, cache: Path) -> t
                 out,
                 RunConfig(concurrency=concurrency),
                 spec=RunSpec(policy=Component(name="single-pass", options={"model": "stub"})),
-                judge=judge,
+                grade=judged(judge),
                 console=Console(stderr=True, quiet=True),
             )
         finally:

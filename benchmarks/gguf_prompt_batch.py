@@ -19,18 +19,14 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from agentcvr import cancel  # noqa: E402
-from agentcvr.models import DEFAULT_MASTER, ensure_model  # noqa: E402
-from agentcvr.policies.gguf import completion, load_llama  # noqa: E402
-from agentcvr.prompts import system_prompt  # noqa: E402
+from agentcvr import cancel
+from agentcvr.models import DEFAULT_MASTER, ensure_model
+from agentcvr.policies.gguf import completion, load_llama
+from agentcvr.prompts import system_prompt
 
 # An observation as the real perception writes it (timestamped frame descriptions, on-screen text, speech): the
 # kind of prompt the master reads in the middle of an episode.

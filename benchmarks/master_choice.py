@@ -14,6 +14,7 @@ and lower bounds measured in the same run.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 from pathlib import Path
 
@@ -24,19 +25,15 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcvr.agent import Agent
-from agentcvr.components import (
-    make_perception,
-    make_policy,
-    perception_component,
-    policy_component,
-    recorded,
-)
+from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits
 from agentcvr.policies.read_answers import masters_answer
 from agentcvr.spec import RunSpec
 from agentcvr.tasks import TASK_ORDER
-from eval.runner import ScoredResult, load_results, run_episodes, score
+from eval.agent_mode import AgentPredictor, EpisodeItem, grade_episode, score_episode
+from eval.record import Record, read_latest
+from eval.runner import RunConfig, run_items
 from scripts_gen.generate import generate
 
 DEFAULT_POLICIES = [
@@ -69,6 +66,12 @@ def main() -> int:
     parser.add_argument(
         "--reader", type=Path, help="a trained reader folder: a policy written NAME+reader answers choice tasks with it"
     )
+    parser.add_argument(
+        "--reader-looks",
+        choices=["master", "scan"],
+        default="master",
+        help="with +reader: who looks on choice tasks (scan: the scan's looks, then the reader at once)",
+    )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
@@ -86,40 +89,50 @@ def main() -> int:
     perception_part = perception_component(args.perception)
     perception = None if args.table_only else make_perception(perception_part, scripts)
     console = Console(width=200)
-    columns: dict[str, list[ScoredResult]] = {}
+    columns: dict[str, list[Record]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
         name = spec
+        if spec.endswith("+reader") and args.reader_looks == "scan":
+            name += "_scan"
         if spec.startswith("gguf") and args.answer_orders is not None:
             name += f"_orders{args.answer_orders}"
         if spec.startswith("gguf") and args.answer_scoring is not None:
             name += f"_{args.answer_scoring}"
         out = args.work / args.perception / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
         if args.table_only:
-            done = load_results(out) if out.exists() else {}
+            done = read_latest(out)[0]
             columns[name] = [done[e.id] for e in episodes if e.id in done]
             continue
         options = {"threads": args.threads, "answer_orders": args.answer_orders, "answer_scoring": args.answer_scoring}
         base, _, extra = spec.partition("+")
         if extra not in ("", "reader") or (extra and args.reader is None):
             parser.error(f"policy {spec!r}: the only suffix is +reader, and it needs --reader DIR")
-        reader = str(args.reader) if extra else None
-        policy_part = policy_component(base, reader=reader, **(options if base.startswith("gguf") else {}))
+        reading = {"reader": str(args.reader), "reader_looks": args.reader_looks} if extra else {}
+        policy_part = policy_component(base, **reading, **(options if base.startswith("gguf") else {}))
         limits = Limits(max_turns=args.max_turns)
         run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
-        agent = Agent(make_policy(policy_part, scripts), perception, limits)
+        predictor = AgentPredictor(Agent(make_policy(policy_part, scripts), perception, limits))
         console.print(f"{name} -> {out}", markup=False)
-        columns[name] = run_episodes(agent.run, episodes, run_spec, out=out, console=console)
+        items = [EpisodeItem(e) for e in episodes]
+        config = RunConfig(concurrency=1, resume=True)  # a rerun continues each policy's file
+        try:
+            run = run_items(items, predictor, out, config, spec=run_spec, grade=grade_episode, console=console)
+            columns[name] = asyncio.run(run)
+        finally:
+            predictor.close()
     by_id = {e.id: e for e in episodes}
     for name, rows in list(columns.items()):
         if any(_own_letter(row) for row in rows):  # a voting or scoring master: the written letters are in the trace
-            columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.result.episode_id]) for row in rows]
+            columns[f"{name} (own answers)"] = [_own_answer(row, by_id[row.key]) for row in rows]
     console.print(master_table(columns, f"masters on {args.perception}, seed {args.seed}, of {len(episodes)} episodes"))
     return 0
 
 
-def _own_letter(row: ScoredResult) -> str | None:
+def _own_letter(row: Record) -> str | None:
     """The letter the answer turn wrote before a reader, a vote or answer scoring replaced it, from its last
     thought."""
+    if row.result is None:  # failed: no reply
+        return None
     thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
     if (own := masters_answer(thought)) is not None:
         return own
@@ -129,13 +142,17 @@ def _own_letter(row: ScoredResult) -> str | None:
         return None
 
 
-def _own_answer(row: ScoredResult, episode: Episode) -> ScoredResult:
+def _own_answer(row: Record, episode: Episode) -> Record:
     """The episode as it would have ended with the written letter: the turn's own answer, scored again."""
     own = _own_letter(row)
-    return row if own is None else score(row.result.model_copy(update={"answer": own}), episode)
+    if own is None or row.result is None:
+        return row
+    return score_episode(
+        row.model_copy(update={"output": own, "result": row.result.model_copy(update={"answer": own})}), episode
+    )
 
 
-def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:
+def master_table(columns: dict[str, list[Record]], title: str) -> Table:
     """One row per policy: overall figures, then success per task kind."""
     table = Table(title=title)
     for name in ["policy", "n", "success %", "turns", "calls", "valid %", "s/episode", "stuck"]:
@@ -145,6 +162,8 @@ def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:
         table.add_column(task, justify="right")
     for spec, rows in columns.items():
         n = len(rows) or 1
+        traces = [r.result for r in rows if r.result is not None]  # failed records (no reply) have none
+        t = len(traces) or 1
         per_task = []
         for task in tasks:
             scores = [r.official for r in rows if r.task == task]
@@ -153,11 +172,11 @@ def master_table(columns: dict[str, list[ScoredResult]], title: str) -> Table:
             spec,
             str(len(rows)),
             f"{100 * sum(r.official for r in rows) / n:.1f}",
-            f"{sum(r.result.turns for r in rows) / n:.1f}",
-            f"{sum(r.result.tool_calls for r in rows) / n:.1f}",
-            f"{100 * sum(r.result.valid_action_rate for r in rows) / n:.0f}",
-            f"{sum(r.result.seconds for r in rows) / n:.1f}",
-            str(sum(r.result.repeated_invalid > 0 for r in rows)),
+            f"{sum(r.turns for r in traces) / t:.1f}",
+            f"{sum(r.tool_calls for r in traces) / t:.1f}",
+            f"{100 * sum(r.valid_action_rate for r in traces) / t:.0f}",
+            f"{sum(r.seconds for r in traces) / t:.1f}",
+            str(sum(r.repeated_invalid > 0 for r in traces)),
             *per_task,
         )
     return table

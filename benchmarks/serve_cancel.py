@@ -29,22 +29,17 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
+from serve_load import BODY  # a sibling: this script's folder leads sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.serve_load import BODY  # noqa: E402
-from serve.store import TraceStore  # noqa: E402
-from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.serve.conftest import master  # noqa: E402
-from tests.serve.process import rendered_media, server_process  # noqa: E402
+from agentcvr.openai_stub import OpenAIStub
+from serve.store import TraceStore
+from serve.testing import master, rendered_media, server_process
 
 KINDS = ("timeout", "disconnect", "disconnect-answer")
 

@@ -15,19 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.serve.conftest import master  # noqa: E402
-from tests.serve.process import rendered_media, server_process  # noqa: E402
+from agentcvr.openai_stub import OpenAIStub
+from serve.testing import master, rendered_media, server_process
 
 BODY = {
     "question": "Which video shows a dog running?",

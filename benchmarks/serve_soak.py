@@ -23,20 +23,15 @@ import argparse
 import asyncio
 import collections
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+from serve_load import BODY  # a sibling: this script's folder leads sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.serve_load import BODY  # noqa: E402
-from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.serve.conftest import master  # noqa: E402
-from tests.serve.process import rendered_media, server_process  # noqa: E402
+from agentcvr.openai_stub import OpenAIStub
+from serve.testing import master, rendered_media, server_process
 
 
 def rss_mib(pid: int) -> float:

@@ -14,9 +14,10 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
 - evidence facts delivered: how many of the scripts' evidence facts appear in the real run's observations, word
   for word and after dropping case and punctuation (the expert policy answers when every fact is there after
   dropping case and punctuation).
-Pairs of traces go to `<out>/pairs.jsonl`, the summary to `<out>/fidelity.json`. Running again into the same `<out>`
-resumes: episodes already in `pairs.jsonl` (same policy, simulator, visual agent and turn limit) are read back, not run
-again.
+Pairs of traces go to `<out>/pairs.jsonl`, each with the run spec (`agentcvr.spec`: the policy, real perception as
+`perception`, the simulator as `reference`, the limits, with their options), the summary and the spec to
+`<out>/fidelity.json`. Running again into the same `<out>` resumes: episodes already in `pairs.jsonl` are read back,
+not run again, and only under the same spec (another one is refused, naming what differs).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits, Perception, Policy
 from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
+from agentcvr.spec import Component, RunSpec, check_resume
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
 from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
@@ -94,6 +96,7 @@ class FidelityReport:
     policy: str
     sim: str
     seconds: float = 0.0
+    spec: RunSpec | None = None
 
     def rows(self) -> list[TaskRow]:
         """One row per task kind present, in CrossVid's order, then 'all'."""
@@ -141,6 +144,7 @@ class FidelityReport:
 
     def summary(self) -> dict[str, Any]:
         return {
+            "spec": self.spec.model_dump(mode="json") if self.spec else None,
             "policy": self.policy,
             "sim": self.sim,
             "episodes": len(self.pairs),
@@ -205,8 +209,7 @@ def run_fidelity(
     """Run every rendered episode (at most `limit` per task kind) in the simulator and in real perception with the
     same policy; print the table and return the report. `policy` is a component name (`expert`, `gguf`, ...)
     or a factory `scripts -> Policy`."""
-    from agentcvr.components import make_perception, make_policy
-    from agentcvr.perception.real import RealPerceptionConfig
+    from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
     from scripts_gen.render import load_rendered
 
     console = console or Console(width=160)
@@ -221,16 +224,22 @@ def run_fidelity(
     # Read back what an earlier run into `out` finished before loading any model (a wrong folder fails fast).
     out = Path(out_dir) if out_dir else None
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
-    visual = (real_options or {}).get("visual", RealPerceptionConfig.model_fields["visual"].default)
-    setting = {"policy": name, "sim": sim, "visual": visual, "max_turns": (limits or Limits()).max_turns}
+    policy_part = Component(name=name) if callable(policy) else policy_component(policy, **(policy_options or {}))
+    sim_part, real_part = perception_component(sim), perception_component("real", **(real_options or {}))
+    spec = RunSpec(
+        policy=recorded(policy_part),
+        perception=recorded(real_part),
+        reference=recorded(sim_part),
+        limits=limits or Limits(),
+    )
     done: dict[str, Pair] = {}
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        done = finished_pairs(out / "pairs.jsonl", setting)
+        done = finished_pairs(out / "pairs.jsonl", spec)
     # One policy object for both runs of every episode (policies keep no state between episodes).
-    agent_policy = policy(scripts) if callable(policy) else make_policy(policy, scripts, **(policy_options or {}))
-    simulated: Perception = make_perception(sim, scripts)
-    real = make_perception("real", scripts, **(real_options or {}))
+    agent_policy = policy(scripts) if callable(policy) else make_policy(policy_part, scripts)
+    simulated: Perception = make_perception(sim_part, scripts)
+    real = make_perception(real_part, scripts)
     started = time.perf_counter()
 
     def run_both(item: tuple[int, Episode]) -> tuple[Pair, dict | None]:
@@ -240,7 +249,7 @@ def run_fidelity(
         real_result = Agent(agent_policy, real, limits).run(episode)
         pair = compare(episode, sim_result, real_result, scripts[episode.id])
         record = {
-            "setting": setting,
+            "spec": spec.model_dump(mode="json"),
             "pair": asdict(pair),
             "sim": sim_result.model_dump(),
             "real": real_result.model_dump(),
@@ -281,39 +290,34 @@ def run_fidelity(
     pairs = [pair for pair, _ in runs]
     if done:
         console.print(f"resumed: {sum(p.episode_id in done for p in pairs)} episodes read back from {out}/pairs.jsonl")
-    report = FidelityReport(pairs, name, sim, time.perf_counter() - started)
+    report = FidelityReport(pairs, name, sim, time.perf_counter() - started, spec)
     console.print(report.table())
     if out:
         (out / "fidelity.json").write_text(json.dumps(report.summary(), indent=1))
     return report
 
 
-def finished_pairs(path: Path, setting: dict[str, Any]) -> dict[str, Pair]:
-    """Pairs already written to `path` by a run with the same setting (policy, simulator, visual agent, turn limit),
-    by episode id.
+def finished_pairs(path: Path, spec: RunSpec) -> dict[str, Pair]:
+    """Pairs already written to `path` under `spec`, by episode id.
 
-    A file written under another setting is refused rather than mixed into this run's table; a last line torn by a
-    kill is dropped from the file (that episode runs again)."""
+    A file written under another spec (or before specs were recorded) is refused, naming what differs, rather than
+    mixed into this run's table (`agentcvr.spec.check_resume`); a last line torn by a kill is dropped from the file
+    (that episode runs again)."""
     if not path.exists():
         return {}
     lines = [line for line in path.read_text().splitlines() if line.strip()]
-    done = {}
+    records = []
     for number, line in enumerate(lines, start=1):
         try:
-            record = json.loads(line)
+            records.append(json.loads(line))
         except json.JSONDecodeError:
             if number < len(lines):
                 raise ValueError(f"{path} line {number} is not JSON") from None
             path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
-            break
-        if record.get("setting") != setting:
-            raise ValueError(
-                f"{path} line {number} was written with {record.get('setting')}, not {setting}: "
-                "choose another output folder or delete the file to start over"
-            )
-        pair = Pair(**record["pair"])
-        done[pair.episode_id] = pair
-    return done
+    specs = [RunSpec.model_validate(record["spec"]) if record.get("spec") else None for record in records]
+    check_resume(path, spec, specs)
+    pairs = [Pair(**record["pair"]) for record in records]
+    return {pair.episode_id: pair for pair in pairs}
 
 
 def _row(task: str, pairs: list[Pair]) -> TaskRow:

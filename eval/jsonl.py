@@ -1,6 +1,6 @@
 """Append-only JSONL record files: a crash mid-write leaves at most one torn line, and reading says what it skipped.
 
-records, skipped = read_records(Path("runs/a.jsonl"), ScoredResult)
+records, skipped = read_records(Path("runs/a.jsonl"), Record)
 if skipped:
     print(skipped.describe())  # skipped 2 of 40 lines: 1 unreadable (line 40: ...), 1 unexpected (line 7: ...)
 """

@@ -85,8 +85,11 @@ def read_latest(path: Path) -> tuple[dict[str, Record], Skipped]:
 def resume(out: Path, spec: RunSpec, questions: Mapping[str, str] | None = None) -> dict[str, Record]:
     """The one resume rule: the records of `out` that need no new run (status ok; failed ones run again), only if
     every record there was written under `spec` and, where `questions` gives an item's question digest, asked the
-    same question under the same key; else `SpecMismatch` naming what differs."""
-    written, _ = read_latest(out)
+    same question under the same key; else `SpecMismatch` naming what differs. Lines that are JSON but not records
+    are refused too (a torn last line is not: that item runs again)."""
+    written, skipped = read_latest(out)
+    if skipped.numbers.get("unexpected"):  # JSON lines of another kind: an earlier format, another tool's file
+        raise SpecMismatch(f"{out} holds lines that are not records ({skipped.describe()}). Use another --out.")
     check_resume(out, spec, (record.spec for record in written.values()))
     changed = [key for key, asked in (questions or {}).items() if key in written and written[key].question != asked]
     if changed:

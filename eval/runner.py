@@ -1,151 +1,160 @@
-"""Runs an agent over episodes (`agentcvr.runner.map_with_progress`): one JSONL line per finished episode, resume by
-id, the running success on the progress bar, a score table.
+"""Items on the engine: the one path of every "run many items" command (`agentcvr run`, `eval crossvid`,
+`eval synth`). Each item is asked of a predictor on `agentcvr.engine` (bounded concurrency, retries with backoff, a
+per-try timeout), becomes one `Record` appended and flushed as it finishes, and the bar shows the running official
+score per task (`eval.summary.RunningScore`).
 
-Each line holds the episode id, task, answer, official and strict scores, the whole trace (every score can show the
-steps behind it) and the run spec (`agentcvr.spec`). Restarting with the same output file skips the ids already
-there, but only under the same spec: a file written with another policy, perception or limits is refused.
+    records = await run_items(items, predictor, Path("runs/a.jsonl"), RunConfig(concurrency=8), spec=spec)
+
+A predictor is anything with `async predict(item) -> Reply` (the agent loop in a thread: `eval.agent_mode`; the
+single-pass VLM call). An exception from it is retried (`retries` tries in all, exponential backoff with jitter);
+after the last try the item is recorded as failed. `agentcvr.engine.Unretryable` errors fail at once, and an item
+that cannot be built (its `error` set) is recorded as failed without a try. `grade` turns a record into its scored
+form before it is written (the agent run's registry scores, CrossVid's CCQA judge).
+
+Resume is the same everywhere: an output file that already holds records is refused unless `resume` is set (the
+`--resume` flag), and then only under the same run spec and the same questions (`eval.record.resume`, naming what
+differs); items recorded as ok are skipped, failed ones run again, the last line for a key wins.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from agentcvr.episode import Episode
-from agentcvr.runner import map_with_progress
+from agentcvr.engine import Retry, run_many, with_retries
 from agentcvr.spec import RunSpec
-from agentcvr.tasks import AGGREGATES, TASK_ORDER, get_task
 from agentcvr.trace import EpisodeResult
-from eval.record import Record, RecordLog, read_latest, resume
-
-# `agentcvr run`'s records are the one record type, keyed by episode id, with the registry's scores filled in.
-ScoredResult = Record
-
-
-def question_digest(episode: Episode) -> str:
-    """What was asked (task, question, options, truth), hashed: generated ids repeat across seeds, questions do not."""
-    asked = episode.model_dump(mode="json", include={"task", "question", "options", "answer"})
-    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:16]
+from eval.record import Record, RecordLog
+from eval.record import resume as resume_rule
+from eval.summary import RunningScore
 
 
-def score(result: EpisodeResult, episode: Episode, spec: RunSpec | None = None) -> ScoredResult:
-    """Score an episode result (of the run `spec`) through the registry; a failure (no answer) scores 0 in both."""
-    task = get_task(episode.task)
-    official, strict = (
-        (task.official(result.answer, episode), task.strict(result.answer, episode))
-        if result.answer is not None
-        else (0.0, 0.0)
-    )
-    scored = ScoredResult(key=episode.id, task=episode.task, output=result.answer, gold=episode.answer, result=result)
-    asked = question_digest(episode)
-    return scored.model_copy(update={"official": official, "strict": strict, "spec": spec, "question": asked})
+@dataclass
+class Reply:
+    """What a predictor returns: the raw output (None when the model gave none) and, from the agent, its trace."""
+
+    output: str | None
+    result: EpisodeResult | None = None
 
 
-def load_results(path: Path) -> dict[str, ScoredResult]:
-    """Finished results by episode id (`eval.record.read_latest`)."""
-    return read_latest(path)[0]
+class Item(Protocol):
+    """One thing to run: a unique key, its task kind, why it cannot run (or None), and the record fields known
+    before running (`item_id`, `gold`, `points`, `question`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    def fields(self) -> dict[str, Any]: ...
 
 
-def finished(out: Path, spec: RunSpec, episodes: Sequence[Episode]) -> dict[str, ScoredResult]:
-    """The results already in `out` under the one resume rule (`eval.record.resume`): same spec, same questions."""
-    return resume(out, spec, {episode.id: question_digest(episode) for episode in episodes})
+class Predictor(Protocol):
+    async def predict(self, item: Any) -> Reply: ...
 
 
-def run_episodes(
-    run_one: Callable[[Episode], EpisodeResult],
-    episodes: Sequence[Episode],
+Grade = Callable[[Any, Record], Awaitable[Record]]
+
+
+@dataclass
+class RunConfig:
+    concurrency: int = 8
+    retries: int = 3  # tries in all, as the official scripts' max_tries
+    backoff: float = 1.0  # seconds before the 2nd try; doubled each time, jittered
+    backoff_max: float = 30.0
+    timeout: float | None = 600.0  # seconds per try of one item
+    resume: bool = False
+    # Each line is flushed to the OS at once, so a kill -9 loses nothing; fsync also survives a power loss but
+    # costs ~3 ms a record on the event loop.
+    fsync: bool = False
+
+
+def pending(
+    items: Sequence[Item], out: Path | None, resume: bool, spec: RunSpec
+) -> tuple[list[Item], dict[str, Record]]:
+    """(items still to run, records of `items` already finished). A file that holds records is refused without
+    `resume` (`FileExistsError`), and always when written under another spec or with other questions under the same
+    keys (`SpecMismatch`, naming what differs)."""
+    if out is None:
+        if resume:
+            raise ValueError("--resume continues an output file: give it with --out")
+        return list(items), {}
+    questions = {item.key: asked for item in items if (asked := item.fields().get("question"))}
+    written = out.exists() and out.stat().st_size > 0
+    done = resume_rule(out, spec, questions) if written else {}  # another spec is named even without --resume
+    if written and not resume:
+        raise FileExistsError(f"{out} already holds records: pass --resume to continue it, or choose another --out")
+    keys = {item.key for item in items}
+    done = {key: record for key, record in done.items() if key in keys}
+    return [item for item in items if item.key not in done], done
+
+
+async def run_items(
+    items: Sequence[Item],
+    predictor: Predictor,
+    out: Path | None,
+    config: RunConfig | None = None,
+    *,
     spec: RunSpec,
-    out: Path | None = None,
-    on_result: Callable[[ScoredResult], None] | None = None,
+    grade: Grade | None = None,
     console: Console | None = None,
-) -> list[ScoredResult]:
-    """Run every episode not already in `out`, appending each result (with `spec`) as it finishes. Raises
-    `SpecMismatch` before running anything when `out` holds records of another spec."""
-    done = finished(out, spec, episodes) if out else {}
-    log = RecordLog(out) if out else None
+    on_record: Callable[[Record], None] | None = None,
+) -> list[Record]:
+    """Run every pending item under `spec` on the engine and return the records of all `items` (finished before and
+    now) in item order. Refusals (`pending`) come before anything runs."""
+    config = config or RunConfig()
+    todo, done = pending(items, out, config.resume, spec)
+    log = RecordLog(out) if out is not None else None
+    running = RunningScore(f"({len(done)} done before)" if done else "")
+    for record in done.values():
+        running.add(record)
+    retry = Retry(config.retries, config.backoff, config.backoff_max, config.timeout)
 
-    def record(episode: Episode, scored: ScoredResult) -> None:
-        if log:
-            log.append(scored)
-        if on_result:
-            on_result(scored)
+    async def step(item: Item) -> Record:
+        record = await predict_record(item, predictor, retry, spec)
+        return await grade(item, record) if grade is not None else record
+
+    def finish(item: Item, record: Record) -> None:
+        if log is not None:
+            log.append(record, sync=config.fsync)
+        done[item.key] = record
+        running.add(record)
+        if on_record:
+            on_record(record)
 
     try:
-        return map_with_progress(
-            lambda episode: score(run_one(episode), episode, spec),
-            episodes,
-            key=lambda episode: episode.id,
-            done=done,
-            on_result=record,
-            describe=lambda results: f"success {100 * sum(r.official or 0.0 for r in results) / len(results):.0f}%",
+        await run_many(
+            todo,
+            step,
+            concurrency=config.concurrency,
+            on_result=finish,
+            describe=running.describe,
             console=console,
+            refresh=0.25,
         )
     finally:
-        if log:
+        if log is not None:
             log.close()
+    return [done[item.key] for item in items if item.key in done]
 
 
-def summarize(results: Iterable[ScoredResult]) -> dict[str, dict[str, float]]:
-    """Per task kind: n, official and strict score, failures, mean turns, tool calls, valid-action rate."""
-    groups: dict[str, list[ScoredResult]] = defaultdict(list)
-    for item in results:
-        groups[item.task].append(item)
-    rows = {}
-    for task in sorted(groups, key=lambda t: TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER)):
-        items = groups[task]
-        n = len(items)
-        rows[task] = {
-            "n": n,
-            "official": sum(i.official for i in items) / n,
-            "strict": sum(i.strict for i in items) / n,
-            "failures": sum(i.result.answer is None for i in items),
-            "turns": sum(i.result.turns for i in items) / n,
-            "tool_calls": sum(i.result.tool_calls for i in items) / n,
-            "valid_actions": sum(i.result.valid_action_rate for i in items) / n,
-        }
-    for name, members in AGGREGATES.items():
-        present = [rows[t]["official"] for t in members if t in rows]
-        if present and len(present) == len(members):
-            rows[name] = {"official": sum(present) / len(present)}
-    return rows
-
-
-def score_table(columns: dict[str, dict[str, dict[str, float]]], title: str = "Scores") -> Table:
-    """A rich table, one row per (task, run): n, success %, mean turns, tool calls, valid-action %, failures."""
-    table = Table(title=Text(title))  # run names are file names and policy specs: text, not markup
-    for name, justify in [
-        ("task", "left"),
-        ("run", "left"),
-        ("n", "right"),
-        ("success %", "right"),
-        ("turns", "right"),
-        ("calls", "right"),
-        ("valid %", "right"),
-        ("failed", "right"),
-    ]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    tasks = list(dict.fromkeys(t for rows in columns.values() for t in rows))
-    for task in tasks:
-        for position, (run, rows) in enumerate(columns.items()):
-            if task not in rows:
-                continue
-            row = rows[task]
-            table.add_row(
-                task if position == 0 or len(columns) == 1 else "",
-                Text(run),
-                f"{row['n']:.0f}" if "n" in row else "",
-                f"{100 * row['official']:.1f}",
-                f"{row['turns']:.1f}" if "turns" in row else "",
-                f"{row['tool_calls']:.1f}" if "tool_calls" in row else "",
-                f"{100 * row['valid_actions']:.0f}" if "valid_actions" in row else "",
-                f"{row['failures']:.0f}" if "failures" in row else "",
-                end_section=position == len(columns) - 1 and len(columns) > 1,
-            )
-    return table
+async def predict_record(item: Item, predictor: Predictor, retry: Retry, spec: RunSpec) -> Record:
+    """The record of one item: its reply after at most `retry.tries` tries, or why none came."""
+    started = time.perf_counter()
+    base = {"spec": spec, "key": item.key, "task": item.task, **item.fields()}
+    if item.error is not None:
+        return Record(**base, status="failed", error=item.error, attempts=0)
+    reply, error, attempts = await with_retries(lambda: predictor.predict(item), retry)
+    seconds = time.perf_counter() - started
+    if reply is None:
+        return Record(**base, status="failed", error=error, attempts=attempts, seconds=seconds)
+    return Record(**base, output=reply.output, result=reply.result, attempts=attempts, seconds=seconds)

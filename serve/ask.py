@@ -80,7 +80,7 @@ def ask(
         return 2
     episode = build_episode(uuid.uuid4().hex, request, files)
     try:
-        chosen = make_policy(settings.policy, base_url=settings.policy_url)
+        chosen = make_policy(settings.policy, base_url=settings.policy_url, reader=settings.policy_reader)
     except (ValueError, FileNotFoundError) as error:
         console.print(error_text(str(error)))
         return 2

@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     policy_threads: int | None = Field(
         default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."
     )
+    policy_reader: str | None = Field(
+        default=None,
+        description="The master's option reader: scan-v1, a train-reader folder, or none (the model alone); unset: "
+        "the policy's default (gguf: scan-v1).",
+    )
     policy_prompt_batch: int | None = Field(
         default=None,
         ge=1,

@@ -12,7 +12,7 @@ from serve.store import TraceStore
 def load_service(settings: Settings, metrics: Metrics) -> RunService:
     """Build and warm the policy and perception (so the first request does not pay for loading)."""
     local = {"threads": settings.policy_threads, "prompt_batch": settings.policy_prompt_batch}
-    policy = make_policy(settings.policy, base_url=settings.policy_url, **local)
+    policy = make_policy(settings.policy, base_url=settings.policy_url, reader=settings.policy_reader, **local)
     if not settings.policy.startswith("openai"):
         policy = SerialPolicy(policy)  # one local model, one caller at a time
     perception = make_perception(

@@ -17,7 +17,7 @@ def test_run_takes_the_perception_by_name_and_resumes(tmp_path):
     first = CliRunner().invoke(app, [*args, "--task", "NC", "--out", str(out)], terminal_width=200)
     assert first.exit_code == 0, first.output
     assert "scan on sim (2 episodes)" in first.output
-    again = CliRunner().invoke(app, [*args, "--out", str(out)], terminal_width=200)
+    again = CliRunner().invoke(app, [*args, "--out", str(out), "--resume"], terminal_width=200)
     assert again.exit_code == 0 and "scan on sim (3 episodes)" in again.output
     assert [json.loads(line)["result"]["task"] for line in out.read_text().splitlines()] == ["NC", "NC", "PI"]
 
@@ -48,7 +48,10 @@ def test_resume_under_another_spec_is_refused_naming_what_differs(tmp_path):
         assert "written under another run spec" in refused.output and differs in refused.output, refused.output
         assert out.read_text() == written  # nothing added
     same = CliRunner().invoke(app, [*base, "--policy", "expert", "--max-turns", "20"], env={"COLUMNS": "400"})
+    assert same.exit_code == 2 and "already holds records: pass --resume to continue it" in same.output, same.output
+    same = CliRunner().invoke(app, [*base, "--policy", "expert", "--resume"], env={"COLUMNS": "400"})
     assert same.exit_code == 0 and "(2 done before)" in same.output, same.output
+    assert out.read_text() == written
 
 
 def test_a_file_without_run_specs_is_not_resumed(tmp_path):
@@ -68,7 +71,7 @@ def test_an_option_the_policy_does_not_take_is_refused_by_name(tmp_path):
     write_jsonl(generate("NC", 1, seed=5), scripts)
     args = ["run", "--policy", "expert", "--seed", "3", "--scripts", str(scripts)]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
-    refused = "policy 'expert' takes no option seed (its options: reader, protocol)"
+    refused = "policy 'expert' takes no option seed (its options: reader, reader_looks, protocol)"
     assert result.exit_code == 2 and refused in result.output
 
 
@@ -81,3 +84,36 @@ def test_scripts_that_reuse_ids_for_other_questions_are_not_resumed(tmp_path):
     write_jsonl(generate("NC", 2, seed=6), scripts)  # the same ids, other questions
     refused = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
     assert refused.exit_code == 2 and "2 episode(s) that asked another question under the same id" in refused.output
+
+
+def test_run_and_eval_crossvid_share_the_engine_flags():
+    """The same names, help and meaning: all three go through eval/runner.run_items."""
+    import typer
+
+    group = typer.main.get_command(app)
+
+    def options(command):
+        flags = ("--resume", "--retries", "--timeout", "--concurrency", "--option")
+        return {p.opts[0]: (p.help, p.is_flag, p.min) for p in command.params if p.opts[0] in flags}
+
+    evals = group.commands["eval"].commands
+    run, crossvid, synth = group.commands["run"], evals["crossvid"], evals["synth"]
+    assert len(options(run)) == 5 and options(run) == options(crossvid) == options(synth)
+
+
+def test_component_options_from_the_command_line_are_recorded_or_refused_by_name(tmp_path):
+    """-o policy.KEY=VALUE / perception.KEY=VALUE reaches nested options; a misspelling anywhere is named."""
+    scripts, out = tmp_path / "scripts.jsonl", tmp_path / "runs.jsonl"
+    write_jsonl(generate("NC", 1, seed=5), scripts)
+    base = ["run", "--policy", "random", "--scripts", str(scripts), "--no-traces", "--out", str(out)]
+    ran = CliRunner().invoke(app, [*base, "-o", "policy.seed=4", "-o", "perception.noise.seed=2"])
+    assert ran.exit_code == 0, ran.output
+    spec = json.loads(out.read_text())["spec"]
+    assert spec["policy"]["options"] == {"seed": 4} and spec["perception"]["options"] == {"noise": {"seed": 2}}
+    for option, refused in [
+        ("perception.noise.sed=2", "perception 'sim' takes no option noise.sed (options of noise: seed,"),
+        ("policy.sed=4", "policy 'random' takes no option sed (its options: reader, reader_looks, seed)"),
+        ("seed=4", "option 'seed=4' must name its part: policy.KEY=VALUE or perception.KEY=VALUE"),
+    ]:
+        result = CliRunner().invoke(app, [*base, "-o", option], env={"COLUMNS": "400"})
+        assert result.exit_code == 2 and refused in result.output, result.output

@@ -6,13 +6,13 @@ import pytest
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.components import make_perception, make_policy, make_training_perception
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.policies.scan_teacher import ScanTeacher
 from simulator.jigsaw_sim import MASKED_AUDIO, OrchestratedSimulator
 from simulator.llm_sim import LLMSimulator
 from simulator.noise import Noise
 from simulator.script_sim import ScriptSimulator
-from tests.openai_stub import OpenAIStub
 from train.config import SFTConfig, TrainConfig
 
 WHOLE_VIDEO_1 = Observe(video=1, start=0, end=30)
@@ -75,3 +75,13 @@ def test_every_configurable_teacher_is_a_policy_name(pet_script):
 def test_unknown_perception_names_the_valid_ones():
     with pytest.raises(ValueError, match="choose one of sim, llm-sim, real"):
         make_perception("simulator")
+
+
+def test_the_embedded_master_reads_with_the_shipped_reader_and_the_zero_shot_one_is_a_flag_away():
+    from agentcvr.components import policy_component
+
+    default = policy_component("gguf").options
+    assert (default["reader"], default["reader_looks"]) == ("scan-v1", "scan")
+    assert policy_component("gguf", reader="none").options["reader"] == "none"
+    assert "reader" not in policy_component("gguf-free").options  # the published zero-shot setting
+    assert policy_component("random").options == {}

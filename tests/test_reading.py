@@ -8,14 +8,18 @@ from agentcvr.interfaces import Limits
 from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.teaching import looks
 from agentcvr.reading import (
+    Line,
     compact_stamps,
+    evidence_lines,
     evidence_text,
     header,
     look_video,
     option_letters,
+    option_number,
     reads,
     seen_from,
     split_looks,
+    videos_named,
 )
 
 
@@ -50,3 +54,25 @@ def test_evidence_splits_back_into_its_looks_and_their_videos(pet_script, simula
     parts = split_looks(evidence_text(seen))
     assert len(parts) == len(seen)
     assert [look_video(part) for part in parts] == [look.video for look in seen]
+
+
+def test_evidence_lines_are_sentences_that_keep_their_video_and_time():
+    text = evidence_text(
+        [
+            seen_from(Observe(video=1, start=50, end=54, focus="x"), "[50.0s - 52.0s] obj_2 is left. obj_3 is right."),
+            seen_from(Listen(video=2), "[3.0s - 7.0s] We leave tonight."),
+        ]
+    )
+    assert evidence_lines(text) == [
+        Line("obj_2 is left.", 1, False, 51.0),
+        Line("obj_3 is right.", 1, False, 51.0),
+        Line("We leave tonight.", 2, True, 5.0),
+    ]
+
+
+def test_options_name_videos_or_counts_in_the_generators_words():
+    assert videos_named("Videos 3 and 4") == {3, 4}
+    assert videos_named("Video one.") == {1}
+    assert videos_named("Video 1 only") == {1}
+    assert videos_named("detach the boom and the cabin") == frozenset()
+    assert option_number("5") == 5.0 and option_number("Top left of the frame") is None

@@ -49,7 +49,10 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: policy_component("random", sed=1), "policy 'random' takes no option sed (its options: reader, seed)"),
+        (
+            lambda: policy_component("random", sed=1),
+            "policy 'random' takes no option sed (its options: reader, reader_looks, seed)",
+        ),
         (lambda: policy_component("gguf", base_url="http://x"), "policy 'gguf' takes no option base_url"),
         (lambda: perception_component("sim", max_event=2), "perception 'sim' takes no option max_event"),
         (lambda: perception_component("real", visul="vlm"), "perception 'real' takes no option visul"),
@@ -57,6 +60,24 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
         (lambda: policy_component("gguf", prompt_batch=0), "policy 'gguf': bad option prompt_batch"),
         (lambda: policy_component("random", prompt_batch=16), "policy 'random' takes no option prompt_batch"),
         (lambda: policy_component("robot"), "unknown policy 'robot'"),
+        # nested options (VLMConfig, DescriberConfig, NoiseOptions) are checked as strictly as top-level ones
+        (
+            lambda: perception_component("real", visual="vlm", vlm={"base_url": "http://a/v1", "modle": "m"}),
+            "perception 'real' takes no option vlm.modle (options of vlm: base_url, model, api_key,",
+        ),
+        (
+            lambda: perception_component("real", describer={"ocrr": False}),
+            "perception 'real' takes no option describer.ocrr (options of describer: ocr, ocr_language,",
+        ),
+        (
+            lambda: perception_component("sim", noise={"sed": 1}),
+            "perception 'sim' takes no option noise.sed (options of noise: seed, jitter_seconds,",
+        ),
+        (
+            lambda: perception_component("real", audio={"modl": "tiny"}, visul="vlm"),
+            "perception 'real' takes no option audio.modl, visul (options of audio: model,",
+        ),
+        (lambda: perception_component("real", describer={"ocr": "maybe"}), "bad option describer.ocr"),
     ],
 )
 def test_unknown_or_bad_options_are_refused_by_name(make, message):
@@ -67,3 +88,8 @@ def test_unknown_or_bad_options_are_refused_by_name(make, message):
 def test_a_component_spec_is_frozen():
     with pytest.raises(ValueError):
         Component(name="sim", extra=1)
+
+
+def test_nested_options_that_exist_are_recorded():
+    part = perception_component("real", describer={"ocr": False}, vlm=None)
+    assert part.options == {"describer": {"ocr": False}}

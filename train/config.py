@@ -9,10 +9,12 @@ with the valid ones, so a typo never silently trains with a default.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from agentcvr.overrides import apply_override
 
 PRESETS = Path(__file__).parent / "presets"
 
@@ -242,20 +244,6 @@ def preset_path(preset: str) -> Path:
         names = sorted(p.stem for p in PRESETS.glob("*.yaml"))
         raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(names)} or give a YAML path")
     return path
-
-
-def apply_override(data: dict[str, Any], override: str) -> None:
-    """Set `a.b.c=value` in a nested dict; the value is parsed as YAML (`3`, `1e-5`, `[NC,CC]`, `null`)."""
-    if "=" not in override:
-        raise ValueError(f"override {override!r} must look like key=value, e.g. grpo.max_steps=20")
-    key, raw = override.split("=", 1)
-    parts = key.strip().split(".")
-    node = data
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-        if not isinstance(node, dict):
-            raise ValueError(f"override {override!r}: {part!r} is not a section")
-    node[parts[-1]] = yaml.safe_load(raw)
 
 
 def load_config(preset: str = "cpu-tiny", overrides: list[str] | None = None) -> TrainConfig:

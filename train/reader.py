@@ -54,8 +54,9 @@ def read_items(path: Path) -> list[ReadingItem]:
     return [ReadingItem(**json.loads(line)) for line in path.open()]
 
 
-def loss_of(scores: torch.Tensor, item: ReadingItem, order: list[int]) -> torch.Tensor:
-    labels = torch.tensor([float(item.labels[i]) for i in order])
+def loss_of(scores: torch.Tensor, item: ReadingItem) -> torch.Tensor:
+    """Cross-entropy over the options; a multi-select item (BU) a binary loss per option."""
+    labels = torch.tensor([float(y) for y in item.labels])
     if item.multi:
         return nn.functional.binary_cross_entropy_with_logits(scores, labels)
     return nn.functional.cross_entropy(scores.unsqueeze(0), labels.argmax().unsqueeze(0))
@@ -63,4 +64,4 @@ def loss_of(scores: torch.Tensor, item: ReadingItem, order: list[int]) -> torch.
 
 def load_reader(folder: str | None) -> Reader | None:
     """The reader a run's `agent.reader` names, or None when it names none."""
-    return None if folder is None else Reader.load(Path(folder))
+    return None if folder in (None, "none") else Reader.load(folder)

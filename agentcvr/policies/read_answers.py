@@ -4,6 +4,11 @@ The master decides every observe and listen; when it answers a multiple-choice o
 (`agentcvr.reading.reads`), its answer is replaced by the reader's choice over everything the conversation observed
 (`agentcvr/reader.py`). Interval, order and free-text answers (FSA, PSS, CCQA) stay the master's. The turn keeps the
 master's token counts, and its text says what the master had written, so a trace shows both.
+
+With `scan=True` the master is not asked on choice tasks at all: the wrapper makes the scan teacher's looks (every
+video observed whole with the question and its options as the focus, the movie tasks' videos listened to: calls that
+depend only on the episode) and the reader answers at once. These are the looks the reader was trained on, and an
+episode takes the reader's second instead of the master's minute.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
-from agentcvr.policies.teaching import looks, write_turn
+from agentcvr.policies.scan_teacher import SCAN_THOUGHT, ScanTeacher
+from agentcvr.policies.teaching import looks, next_calls, write_turn
 from agentcvr.reading import Seen, reads, seen_from
+from agentcvr.session import forced_turn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,14 +50,18 @@ class Answerer(Protocol):
 
 
 class ReaderAnswers:
-    """`Policy`: `ReaderAnswers(master, reader)`; the master's turns, with the reader's answer on choice tasks."""
+    """`Policy`: `ReaderAnswers(master, reader)`; the master's turns, with the reader's answer on choice tasks
+    (`scan=True`: on choice tasks the scan's looks, then the reader's answer, without the master)."""
 
-    def __init__(self, master: Policy, reader: Answerer):
+    def __init__(self, master: Policy, reader: Answerer, scan: bool = False):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
+        self.scanner = ScanTeacher({}, protocol=self.protocol) if scan else None  # only its looking turns are used
         self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        if self.scanner is not None and reads(episode):
+            return self._scan_then_read(messages, episode)
         output = self.master.act(messages, episode)
         if not reads(episode):
             return output
@@ -66,4 +77,18 @@ class ReaderAnswers:
         if turn.tool_calls:
             turn.content = thought
         turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
+        return turn
+
+    def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        done = len(looks(messages, episode))
+        upcoming = next_calls(self.scanner.turns(episode), done)
+        if upcoming and not forced_turn(messages):
+            return write_turn(upcoming, self.protocol, f"reader_scan_{done}", thought=SCAN_THOUGHT)
+        seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+        with self._reading:
+            chosen = self.reader.answer(episode, seen)
+        thought = f"The reader chose {chosen} after the scan."
+        turn = write_turn([("answer", {"answer": chosen})], self.protocol, f"reader_{len(messages)}", thought=thought)
+        if turn.tool_calls:
+            turn.content = thought
         return turn

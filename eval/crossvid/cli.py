@@ -17,11 +17,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
+from agentcvr.components import perception_component, policy_component, recorded
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.overrides import component_options
 from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.tasks import TASK_ORDER
-from agentcvr.terminal import fail, warn
+from agentcvr.terminal import fail
+from eval.report_cli import check_scorable
 
 console = Console(width=None if sys.stdout.isatty() else 160)  # the paper's 15 columns need the width in logs
 
@@ -47,13 +50,13 @@ def crossvid_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated tasks (BU,NC,...) or 'all'.")] = "all",
     limit: Annotated[int | None, typer.Option(help="At most this many items per task.", min=1)] = None,
     qa_dir: Annotated[Path | None, typer.Option(help="Annotation folder, if not ROOT/QA.")] = None,
-    resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished items, retry failed ones.")] = False,
+    resume: Resume = False,
     on_missing: Annotated[
         str, typer.Option(help="Items whose media are missing: 'skip' them or 'fail' before running.")
     ] = "fail",
-    concurrency: Annotated[int, typer.Option(help="Items in flight at once.", min=1)] = 8,
-    retries: Annotated[int, typer.Option(help="Tries per item before it is recorded as failed.", min=1)] = 3,
-    timeout: Annotated[float, typer.Option(help="Seconds one try of one item may take.")] = 900.0,
+    concurrency: Concurrency = 8,
+    retries: Retries = 3,
+    timeout: Timeout = 900.0,
     policy: Annotated[str, typer.Option(help="Agent mode: master policy (gguf, openai:MODEL, hf:DIR).")] = "gguf",
     base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
     max_turns: Annotated[int, typer.Option(help=f"Agent mode: {MAX_TURNS_HELP}", min=1)] = 20,
@@ -61,6 +64,7 @@ def crossvid_command(
         str | None, typer.Option(help="VLM server: the single-pass model, or the agent's visual agent.")
     ] = None,
     vlm_model: Annotated[str | None, typer.Option(help="Model name at --vlm-url.")] = None,
+    option: ComponentOption = None,
     frames: Annotated[int, typer.Option(help="Single-pass: frames per item (the official 128).", min=2)] = 128,
     judge_url: Annotated[
         str | None, typer.Option(help="CCQA judge: an OpenAI-compatible URL (default: embedded GGUF).")
@@ -74,9 +78,11 @@ def crossvid_command(
     ] = None,
 ) -> None:
     """Run CrossVid: load, check media, predict with bounded concurrency, score official + strict, write a report."""
+    from eval.crossvid.judge import judged
     from eval.crossvid.loader import load_crossvid, missing_media
     from eval.crossvid.report import write_report
-    from eval.crossvid.runner import RunConfig, pending, run_items
+    from eval.runner import RunConfig, pending, run_items
+    from eval.summary import summarize
 
     if on_missing not in ("skip", "fail"):
         _fail(f"--on-missing must be 'skip' or 'fail', got {on_missing!r}")
@@ -108,7 +114,9 @@ def crossvid_command(
         items = [item for item in items if item.key not in missing]
         if not items:
             _fail(f"every item's media are missing: nothing to run (fetch the videos under {root / 'videos'})")
-    spec, policy_part, perception_part = _run_spec(mode, policy, base_url, max_turns, vlm_url, vlm_model, frames)
+    spec, policy_part, perception_part = _run_spec(
+        mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, option or []
+    )
     try:
         todo, _ = pending(items, out, resume, spec)
     except (FileExistsError, SpecMismatch) as error:
@@ -123,7 +131,8 @@ def crossvid_command(
 
     async def main():
         try:
-            return await run_items(items, predictor, out, config, spec=spec, judge=judge, console=console)
+            grade = judged(judge) if judge is not None else None
+            return await run_items(items, predictor, out, config, spec=spec, grade=grade, console=console)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -135,22 +144,25 @@ def crossvid_command(
     finally:
         close()
     write_report({out.stem: records}, report or out.with_suffix(".md"), console=console)
-    check_scorable({out.stem: records})
+    check_scorable(console, {out.stem: summarize(records)})
 
 
 def _run_spec(
-    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames
+    mode, policy, base_url, max_turns, vlm_url, vlm_model, frames, overrides: list[str]
 ) -> tuple[RunSpec, Component, Component | None]:
     """The run's spec and the components it names. Single-pass: the VLM is the predictor (the spec's policy)."""
     if mode == "single-pass":
         if not vlm_url or not vlm_model:
             _fail("--mode single-pass needs --vlm-url and --vlm-model")
+        if overrides:
+            _fail("-o sets the agent's policy and perception options: --mode agent only")
         model = Component(name="single-pass", options={"base_url": vlm_url, "model": vlm_model, "frames": frames})
         return RunSpec(policy=recorded(model)), model, None
     vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model or "default"}} if vlm_url else {}
     try:
-        policy_part = policy_component(policy, base_url=base_url)
-        perception_part = perception_component("real", **vlm)
+        policy_options, perception_options = component_options({"base_url": base_url}, vlm, overrides)
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component("real", **perception_options)
     except ValueError as error:
         _fail(str(error))
     spec = RunSpec(
@@ -171,26 +183,16 @@ def _predictor(
             options["base_url"], options["model"], frames=options["frames"], cache_dir=frame_cache
         )
         return predictor, lambda: None  # its HTTP client closes inside the event loop (aclose)
-    from agentcvr.agent import Agent
-    from eval.crossvid.agent_mode import AgentPredictor
+    from eval.agent_mode import agent_predictor
 
     assert perception_part is not None and spec.limits is not None  # agent mode has both
     cached = perception_part.model_copy(
         update={"options": {**perception_part.options, "frame_cache_dir": str(frame_cache)}}
     )
     try:
-        chosen = make_policy(policy_part)
-        perception = make_perception(cached)
+        return agent_predictor(policy_part, cached, spec.limits, concurrency=concurrency)
     except (ValueError, FileNotFoundError) as error:
         _fail(str(error))
-    workers = 1 if policy_part.name.split(":")[0] in ("gguf", "hf") else concurrency  # local models have one slot
-    predictor = AgentPredictor(Agent(chosen, perception, spec.limits), workers)
-
-    def close():
-        predictor.close()
-        perception.close()
-
-    return predictor, close
 
 
 def _judge(judge_url, judge_model):
@@ -203,22 +205,3 @@ def _judge(judge_url, judge_model):
     console.print("CCQA judge: the embedded GGUF model (pass --judge-url for a stronger one)")
     chat = GGUFChat(max_tokens=256)
     return ChatJudge(chat, chat.name)
-
-
-def check_scorable(runs: dict[str, list]) -> None:
-    """Say what the official scores leave out; exit 1 when a run has nothing left to score."""
-    from eval.crossvid.scores import left_out
-
-    empty = []
-    for name, records in runs.items():
-        failed, dropped = left_out(records)
-        if failed or dropped:
-            warn(
-                console,
-                f"{name}: {failed + dropped} of {len(records)} record(s) left out of the official scores "
-                f"({failed} failed: no reply; {dropped} CCQA judgement(s) dropped)",
-            )
-        if failed + dropped == len(records):
-            empty.append(name)
-    if empty:
-        fail(console, f"no scorable item in {', '.join(empty)}: every record failed or was dropped", code=1)

@@ -2,6 +2,7 @@
 
     judge = Judge(base_url="http://localhost:8000/v1")          # model: the first one the server lists
     record = await judge.score(item_raw, output)                 # JudgeRecord(reply=...) or (error=...)
+    run_items(items, predictor, out, grade=judged(judge))        # every CCQA reply judged as it finishes
     parse_judgement(record.reply)                                # (score, denominator) or None (item dropped)
 
 Parsing follows score_CCQA.py: the text inside `<score>...</score>` (first match, stripped) is `json.loads`ed; the item
@@ -15,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import httpx
 
-from eval.crossvid.records import JudgeRecord
+from eval.record import JudgeRecord, Record
 
 SCORE_PROMPT = """
 You are asked to score the output of a model, given the following information:
@@ -159,3 +161,19 @@ class ChatJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+class Scores(Protocol):
+    async def score(self, raw: dict, output: str | None) -> JudgeRecord: ...
+
+
+def judged(judge: Scores) -> Callable[[Any, Record], Awaitable[Record]]:
+    """The runner's `grade` step for CrossVid items: a CCQA reply goes to the judge, whose raw verdict is recorded
+    (scored later, `eval.summary`); other records pass unchanged."""
+
+    async def grade(item: Any, record: Record) -> Record:
+        if item.task != "CCQA" or record.status != "ok":
+            return record
+        return record.model_copy(update={"judge": await judge.score(item.raw, record.output)})
+
+    return grade

@@ -51,6 +51,14 @@ class CrossVidItem:
     def key(self) -> str:
         return f"{self.task}/{self.raw['id']}"
 
+    def fields(self) -> dict[str, Any]:
+        """What its record holds before running: the id, the gold answer as annotated, CCQA's scoring points."""
+        return {
+            "item_id": self.raw["id"],
+            "gold": self.raw.get("answer"),
+            "points": len(self.raw.get("scoring_points") or []),
+        }
+
 
 @dataclass
 class LoadProblem:

@@ -1,5 +1,6 @@
 """Reports of CrossVid runs: the paper's table layout (10 tasks, C/T/M/O.Avg) with each run's official and strict
-rows beside the published ones, in markdown and in the terminal, plus a PNG bar chart of the official scores.
+rows beside the published ones, in markdown and in the terminal, plus a PNG bar chart of the official scores; every
+number comes from the one summary (`eval.summary`).
 
     write_report({"qwen8b": records, "agent": records2}, Path("runs/report.md"))   # also runs/report.png
 """
@@ -14,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from eval.crossvid.published import COLUMNS, PUBLISHED
-from eval.crossvid.records import Prediction
-from eval.crossvid.scores import score_run
+from eval.record import Record
+from eval.summary import summarize
 
 
 def _cell(value: float | None) -> str:
@@ -24,22 +25,19 @@ def _cell(value: float | None) -> str:
     return "nan" if math.isnan(value) else f"{100 * value:.2f}"
 
 
-def report_rows(runs: dict[str, list[Prediction]]) -> list[tuple[str, list[str]]]:
+def report_rows(runs: dict[str, list[Record]]) -> list[tuple[str, list[str]]]:
     """(label, cells) per row: each run's official and strict rows, labelled, then n / failed / dropped per task."""
     rows = []
     for name, records in runs.items():
-        table = score_run(records)
-        rows.append((f"{name} (official)", [_cell(table["official"].get(c)) for c in COLUMNS]))
-        rows.append((f"{name} (strict)", [_cell(table["strict"].get(c)) for c in COLUMNS]))
-        counts = [
-            f"{table['n'][c]:.0f}/{table['failed'][c]:.0f}/{table['dropped'][c]:.0f}" if c in table["n"] else ""
-            for c in COLUMNS
-        ]
+        summary = summarize(records)
+        rows.append((f"{name} (official)", [_cell(summary.official.get(c)) for c in COLUMNS]))
+        rows.append((f"{name} (strict)", [_cell(summary.strict.get(c)) for c in COLUMNS]))
+        counts = [f"{row.n}/{row.failed}/{row.dropped}" if (row := summary.rows.get(c)) else "" for c in COLUMNS]
         rows.append((f"{name} n/failed/dropped", counts))
     return rows
 
 
-def markdown(runs: dict[str, list[Prediction]], chart: str | None = None) -> str:
+def markdown(runs: dict[str, list[Record]], chart: str | None = None) -> str:
     header = "| Method | " + " | ".join(COLUMNS) + " |\n|---|" + "---:|" * len(COLUMNS) + "\n"
     ours = "".join(f"| {label} | " + " | ".join(cells) + " |\n" for label, cells in report_rows(runs))
     published = "".join(
@@ -56,7 +54,7 @@ def markdown(runs: dict[str, list[Prediction]], chart: str | None = None) -> str
     return "# CrossVid results\n\n" + header + ours + published + notes + image
 
 
-def terminal_table(runs: dict[str, list[Prediction]]) -> Table:
+def terminal_table(runs: dict[str, list[Record]]) -> Table:
     table = Table(title="CrossVid (%)")
     table.add_column("run")
     for column in COLUMNS:
@@ -67,7 +65,7 @@ def terminal_table(runs: dict[str, list[Prediction]]) -> Table:
     return table
 
 
-def bar_chart(runs: dict[str, list[Prediction]], path: Path) -> Path:
+def bar_chart(runs: dict[str, list[Record]], path: Path) -> Path:
     """Grouped bars: official score per task and O.Avg, one colour per run."""
     import matplotlib
 
@@ -78,7 +76,7 @@ def bar_chart(runs: dict[str, list[Prediction]], path: Path) -> Path:
     width = 0.8 / max(1, len(runs))
     figure, axis = plt.subplots(figsize=(12, 4))
     for n, (name, records) in enumerate(runs.items()):
-        official = score_run(records)["official"]
+        official = summarize(records).official
         values = [100 * v if (v := official.get(c)) is not None and not math.isnan(v) else 0.0 for c in columns]
         axis.bar([i + n * width for i in range(len(columns))], values, width, label=name)
     axis.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(columns))], columns)
@@ -93,7 +91,7 @@ def bar_chart(runs: dict[str, list[Prediction]], path: Path) -> Path:
     return path
 
 
-def write_report(runs: dict[str, list[Prediction]], path: Path, console: Console | None = None) -> tuple[Path, Path]:
+def write_report(runs: dict[str, list[Record]], path: Path, console: Console | None = None) -> tuple[Path, Path]:
     """Write the markdown report and its PNG chart (same name, .png), print the table; returns both paths."""
     chart = bar_chart(runs, path.with_suffix(".png"))
     path.parent.mkdir(parents=True, exist_ok=True)

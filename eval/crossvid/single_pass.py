@@ -19,7 +19,7 @@ import httpx
 from eval.crossvid import prompts
 from eval.crossvid.frames import FrameCache
 from eval.crossvid.loader import CrossVidItem
-from eval.crossvid.runner import Reply
+from eval.runner import Reply
 
 
 class FrameCountMismatch(ValueError):

@@ -21,6 +21,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
 from agentcvr.episode import Episode
 from agentcvr.interfaces import MAX_TURNS_HELP
 from agentcvr.tasks import TASK_ORDER
@@ -77,19 +78,25 @@ def synth_command(
         str, typer.Option(help="Perception: real (the rendered MP4s) or sim (the script simulator).")
     ] = "real",
     max_turns: Annotated[int, typer.Option(help=MAX_TURNS_HELP, min=1)] = 12,
-    resume: Annotated[bool, typer.Option(help="Continue OUT: skip finished episodes.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds one episode may take.")] = 600.0,
+    option: ComponentOption = None,
+    resume: Resume = False,
+    concurrency: Concurrency = 1,
+    retries: Retries = 1,
+    timeout: Timeout = 600.0,
 ) -> None:
     """Generate, render and run synthetic episodes with the embedded CPU stack (or the simulator: --perception sim);
     score and report like CrossVid."""
-    from agentcvr.agent import Agent
-    from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
+    from agentcvr.components import perception_component, policy_component, recorded
     from agentcvr.interfaces import Limits
+    from agentcvr.overrides import component_options
     from agentcvr.script import write_jsonl
     from agentcvr.spec import RunSpec, SpecMismatch
-    from eval.crossvid.agent_mode import AgentPredictor
+    from eval.agent_mode import agent_predictor
+    from eval.crossvid.judge import judged
     from eval.crossvid.report import write_report
-    from eval.crossvid.runner import RunConfig, pending, run_items
+    from eval.report_cli import check_scorable
+    from eval.runner import RunConfig, pending, run_items
+    from eval.summary import summarize
     from scripts_gen.generate import generate
     from scripts_gen.render import render_scripts
 
@@ -105,21 +112,22 @@ def synth_command(
     items, by_id = synth_items(rendered)
     items = [item for item in items if item.raw["id"] in wanted]
     try:
-        policy_part, perception_part = policy_component(policy), perception_component(perception)
-        spec = RunSpec(
-            policy=recorded(policy_part), perception=recorded(perception_part), limits=Limits(max_turns=max_turns)
-        )
+        policy_options, perception_options = component_options({}, {}, option or [])
+        policy_part = policy_component(policy, **policy_options)
+        perception_part = perception_component(perception, **perception_options)
+        limits = Limits(max_turns=max_turns)
+        spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
         pending(items, out, resume, spec)
-        chosen, backend = make_policy(policy_part, by_id), make_perception(perception_part, by_id)
+        predictor, close = agent_predictor(policy_part, perception_part, limits, by_id, concurrency)
     except (FileExistsError, SpecMismatch, ValueError, FileNotFoundError) as error:
         fail(console, str(error))
-    predictor = AgentPredictor(Agent(chosen, backend, spec.limits), workers=1)
     judge = KeywordJudge({item.raw["id"]: item.episode for item in items if item.episode is not None})
-    config = RunConfig(concurrency=1, retries=1, timeout=timeout, resume=resume)
+    config = RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume)
+    grade = judged(judge)
     try:
-        records = asyncio.run(run_items(items, predictor, out, config, spec=spec, judge=judge, console=console))
+        records = asyncio.run(run_items(items, predictor, out, config, spec=spec, grade=grade, console=console))
     finally:
-        predictor.close()
-        if hasattr(backend, "close"):
-            backend.close()
-    write_report({f"synth-{policy}-{perception}": records}, out.with_suffix(".md"), console=console)
+        close()
+    name = f"synth-{policy}-{perception}"
+    write_report({name: records}, out.with_suffix(".md"), console=console)
+    check_scorable(console, {name: summarize(records)})

@@ -7,15 +7,15 @@ import pytest
 
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.perception.real import RealPerception
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.spec import Component, RunSpec
-from eval.crossvid.agent_mode import AgentPredictor
+from eval.agent_mode import AgentPredictor
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
-from eval.crossvid.runner import RunConfig, run_items
-from tests.eval.crossvid_fixture import write_crossvid
-from tests.openai_stub import OpenAIStub
+from eval.crossvid.sample_tree import write_crossvid
+from eval.runner import RunConfig, run_items
 
 SPEC = RunSpec(policy=Component(name="scripted"), perception=Component(name="real"), limits=Limits())
 

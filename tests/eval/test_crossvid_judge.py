@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
+from agentcvr.openai_stub import OpenAIStub
 from eval.crossvid.judge import ChatJudge, Judge, parse_judgement
-from tests.eval.crossvid_fixture import ITEMS
-from tests.openai_stub import OpenAIStub
+from eval.crossvid.sample_tree import ITEMS
 
 RAW = ITEMS["CCQA"][0]
 

@@ -7,7 +7,7 @@ import pytest
 from agentcvr.tasks import TASK_ORDER
 from eval.crossvid import uav
 from eval.crossvid.loader import load_crossvid, missing_media
-from tests.eval.crossvid_fixture import ITEMS, write_crossvid
+from eval.crossvid.sample_tree import ITEMS, write_crossvid
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "crossvid-sample"
 

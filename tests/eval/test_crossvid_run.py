@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.spec import Component, RunSpec
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import read_predictions
 from eval.crossvid.report import markdown, write_report
-from eval.crossvid.runner import Reply, RunConfig, run_items
+from eval.crossvid.sample_tree import write_crossvid
 from eval.crossvid.single_pass import SinglePassPredictor
-from tests.eval.crossvid_fixture import write_crossvid
-from tests.openai_stub import OpenAIStub
+from eval.runner import Reply, RunConfig, run_items
 
 SPEC = RunSpec(policy=Component(name="single-pass", options={"model": "stub", "frames": 128}))
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +177,7 @@ def test_kill_9_then_resume_scores_every_item_once(tmp_path):
 
 
 def _nc():
-    from tests.eval.crossvid_fixture import ITEMS
+    from eval.crossvid.sample_tree import ITEMS
 
     return ITEMS["NC"][0]
 

@@ -10,8 +10,8 @@ import pytest
 
 from eval.crossvid.loader import load_crossvid
 from eval.crossvid.records import JudgeRecord, Prediction
-from eval.crossvid.scores import official_item, score_run, strict_item
-from tests.eval.crossvid_fixture import write_crossvid
+from eval.crossvid.sample_tree import write_crossvid
+from eval.summary import official_item, strict_item, summarize
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "crossvid-sample"
 
@@ -134,7 +134,7 @@ def constructed(items):
 def check_parity(items):
     records, rows, labels = constructed(items)
     expected = reference_scores(rows)
-    ours = score_run(records)["official"]
+    ours = summarize(records).official
     for task, value in expected.items():
         assert ours[task] == pytest.approx(value), task
     assert ours["O.Avg"] == pytest.approx(sum(expected.values()) / 10)
@@ -179,24 +179,24 @@ def test_ccqa_is_pooled_and_drops_what_the_scorer_drops():
         ccqa("c", JUDGE_REPLIES[2]),  # dropped
         ccqa("d", None, "failed"),  # dropped
     ]
-    table = score_run(records)
-    assert table["official"]["CCQA"] == pytest.approx(5 / 10)
-    assert table["dropped"]["CCQA"] == 2
+    summary = summarize(records)
+    assert summary.official["CCQA"] == pytest.approx(5 / 10)
+    assert summary.rows["CCQA"].dropped == 2
     # strict: every item 2 x 4 points; "true" counts; correctness only where covered; lists cut to the points
-    assert table["strict"]["CCQA"] == pytest.approx((2 + 3 + 2 + 0) / 32)
+    assert summary.strict["CCQA"] == pytest.approx((2 + 3 + 2 + 0) / 32)
 
 
 def test_fsa_nan_reply_makes_the_task_mean_nan_officially():
     record = Prediction(key="f", task="FSA", item_id=0, status="ok", output="nan,5", gold=[1, 4])
-    assert math.isnan(score_run([record])["official"]["FSA"])
-    assert score_run([record])["strict"]["FSA"] == 0.0
+    assert math.isnan(summarize([record]).official["FSA"])
+    assert summarize([record]).strict["FSA"] == 0.0
 
 
 def test_a_task_with_only_failures_has_no_official_score():
     record = Prediction(key="n", task="NC", item_id=0, status="failed", gold="B")
-    table = score_run([record])
-    assert table["official"]["NC"] is None and table["strict"]["NC"] == 0.0
-    assert table["official"]["C.Avg"] is None
+    summary = summarize([record])
+    assert summary.official["NC"] is None and summary.strict["NC"] == 0.0
+    assert summary.official["C.Avg"] is None
 
 
 def test_doctests():

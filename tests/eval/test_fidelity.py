@@ -9,7 +9,9 @@ import pytest
 from rich.console import Console
 
 from agentcvr.episode import Episode, VideoRef
+from agentcvr.interfaces import Limits
 from agentcvr.script import Event, Evidence, Script, VideoScript, write_jsonl
+from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.trace import EpisodeResult, Step
 from eval.fidelity import Pair, compare, finished_pairs, run_fidelity
 from tests.rendered import needs_tools
@@ -104,11 +106,21 @@ def test_expert_fidelity_on_rendered_episodes(tmp_path):
     assert len((tmp_path / "out" / "pairs.jsonl").read_text().splitlines()) == 2
 
 
-def test_pairs_of_another_setting_are_refused(tmp_path):
+def test_pairs_of_another_spec_are_refused_naming_what_differs(tmp_path):
     pair = Pair("BU-000000", "BU", "A", "A", True, None, 1.0, 1.0)
-    record = {"setting": {"policy": "gguf", "sim": "sim", "max_turns": 10}, "pair": asdict(pair)}
+    spec = RunSpec(
+        policy=Component(name="gguf"),
+        perception=Component(name="real"),
+        reference=Component(name="sim"),
+        limits=Limits(max_turns=10),
+    )
     path = tmp_path / "pairs.jsonl"
-    path.write_text(json.dumps(record) + "\n")
-    assert finished_pairs(path, record["setting"]) == {"BU-000000": pair}
-    with pytest.raises(ValueError, match="max_turns': 10.*choose another output folder"):
-        finished_pairs(path, {**record["setting"], "max_turns": 20})
+    path.write_text(json.dumps({"spec": spec.model_dump(mode="json"), "pair": asdict(pair)}) + "\n")
+    assert finished_pairs(path, spec) == {"BU-000000": pair}
+    other = spec.model_copy(update={"limits": Limits(max_turns=20), "reference": Component(name="llm-sim")})
+    with pytest.raises(SpecMismatch, match='limits.max_turns: 20 != 10; reference.name: "llm-sim" != "sim"'):
+        finished_pairs(path, other)
+    # a folder written before specs were recorded (a "setting" dict) is not resumed either
+    path.write_text(json.dumps({"setting": {"policy": "gguf"}, "pair": asdict(pair)}) + "\n")
+    with pytest.raises(SpecMismatch, match="1 record\\(s\\) without a run spec"):
+        finished_pairs(path, spec)

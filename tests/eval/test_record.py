@@ -34,3 +34,17 @@ def test_resume_keeps_ok_records_reruns_failed_ones_and_refuses_another_spec(tmp
     assert set(resume(out, SPEC)) == {"a"}
     with pytest.raises(SpecMismatch, match='policy.name: "random" != "expert"'):
         resume(out, RunSpec(policy=Component(name="random")))
+
+
+def test_resume_refuses_lines_of_another_kind_but_not_a_torn_last_line(tmp_path):
+    out = tmp_path / "run.jsonl"
+    log = RecordLog(out)
+    log.append(Record(key="a", task="NC", output="B", spec=SPEC))
+    log.close()
+    with out.open("a") as handle:
+        handle.write('{"key": "torn')  # a kill mid-write: that item runs again
+    assert set(resume(out, SPEC)) == {"a"}
+    out.write_text(out.read_text() + '\n{"id": "NC-000000", "own": "B", "choice": "A"}\n')  # an earlier format
+    refused = r"holds lines that are not records .* 1 unexpected \(line 3: key: Field required\)"
+    with pytest.raises(SpecMismatch, match=refused):
+        resume(out, SPEC)

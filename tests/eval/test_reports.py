@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from agentcvr.cli import app
 from agentcvr.script import write_jsonl
 from eval.crossvid.records import Prediction
+from eval.crossvid.sample_tree import write_crossvid
 from scripts_gen.generate import generate
-from tests.eval.crossvid_fixture import write_crossvid
 
 
 def invoke(args: list[str]):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.rendered import render_facts
+from scripts_gen.known_facts import render_facts
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ from agentcvr.perception.describer import (
 from agentcvr.perception.frames import Frames, FrameSampler
 from agentcvr.perception.media import probe
 from agentcvr.perception.real import _frame_probe
-from tests.rendered import FACTS, needs_tools
+from scripts_gen.known_facts import FACTS
+from tests.rendered import needs_tools
 
 pytestmark = [needs_tools, pytest.mark.slow]  # tesseract and ffmpeg, ~8 s to set up
 

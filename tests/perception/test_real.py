@@ -9,11 +9,12 @@ import pytest
 from agentcvr.actions import Observe
 from agentcvr.agent import Agent
 from agentcvr.components import make_perception
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.perception.media import PerceptionTimeout, VideoNotFound
 from agentcvr.perception.real import RealPerception
 from agentcvr.policies.scripted import ScriptedPolicy
-from tests.openai_stub import OpenAIStub
-from tests.rendered import FACTS, needs_tools
+from scripts_gen.known_facts import FACTS
+from tests.rendered import needs_tools
 
 pytestmark = [pytest.mark.slow, needs_tools]
 

@@ -9,9 +9,9 @@ import openai
 import pytest
 from PIL import Image
 
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.perception.frames import FrameSampler
 from agentcvr.perception.vlm import SYSTEM, VLMClient, VLMConfig, build_messages, preamble
-from tests.openai_stub import OpenAIStub
 
 
 @pytest.fixture

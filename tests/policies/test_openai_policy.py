@@ -6,8 +6,8 @@ import pytest
 
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.policies.openai_policy import OpenAIPolicy
-from tests.openai_stub import OpenAIStub
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from agentcvr.chat import OpenAIChat
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.script import Evidence, Script
 from scripts_gen.augment import Augmenter, check_rewrite, editable_view
-from tests.openai_stub import OpenAIStub
 
 FACT = "a brown dog runs in a park"
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from agentcvr.script import Event, Script, VideoScript, write_jsonl
+from scripts_gen.known_facts import facts_script, render_facts
 from scripts_gen.render import RenderConfig, load_rendered, render_scripts, render_timeline
-from tests.rendered import facts_script, needs_tools, render_facts
+from tests.rendered import needs_tools
 
 pytestmark = [needs_tools, pytest.mark.slow]  # renders MP4s with ffmpeg
 

@@ -1,15 +1,9 @@
-"""A real uvicorn server on a free port, serving rendered videos from a media root, with the OpenAI stub as master.
-
-The stub plays a short, sensible master: observe video 2, listen to it, answer B (questions with 'slow' in them
-make every turn take 0.4 s and never answer, for cancellation and queue tests; 'glacial' ones a minute).
-"""
+"""A real uvicorn server on a free port, serving rendered videos from a media root, with the OpenAI stub as master
+(`serve.testing.master`: observe video 2, listen to it, answer B; 'slow' and 'glacial' questions never answer)."""
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -17,37 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.openai_stub import OpenAIStub
-from tests.rendered import needs_tools, render_facts
-
-
-def tool_call(name: str, **arguments) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
-
-
-def master(request: dict) -> str:
-    """The stub master's next turn, from the conversation so far."""
-    messages = request["messages"]
-    question = next(m["content"] for m in messages if m["role"] == "user")
-    done = sum(m["role"] == "assistant" for m in messages)
-    if "glacial" in question:  # a master that would take a minute: only a run that is stopped mid-call ends early
-        time.sleep(60)
-    if "slow" in question:
-        time.sleep(0.4)
-        return tool_call("observe", video=1, start=0, end=10, focus="", num_frames=2)
-    if done == 0:
-        # the focus carries the question's tag (if any), so distinct load-test runs are not served from one cache entry
-        tag = " ".join(re.findall(r"#\d+", question))
-        return tool_call("observe", video=2, start=5, end=12, focus=f"what animal is there {tag}".strip(), num_frames=4)
-    if done == 1:
-        return tool_call("listen", video=2, start=5, end=12)
-    return tool_call("answer", answer="B")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from agentcvr.openai_stub import OpenAIStub
+from scripts_gen.known_facts import render_facts
+from serve.testing import free_port, master
+from tests.rendered import needs_tools
 
 
 class LiveServer:

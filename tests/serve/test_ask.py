@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcvr.cli import app
-from tests.openai_stub import OpenAIStub
-from tests.serve.conftest import tool_call
+from agentcvr.openai_stub import OpenAIStub
+from serve.testing import tool_call
 
 pytestmark = pytest.mark.slow  # runs the agent on rendered videos (the session renders them first)
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from serve.store import TraceStore
-from tests.serve.process import server_process
+from serve.testing import server_process
 from tests.serve.test_answer import BODY
 
 

@@ -3,10 +3,10 @@
 import pytest
 
 from agentcvr.actions import Listen, Observe
+from agentcvr.openai_stub import OpenAIStub
 from agentcvr.script import Event, Script, VideoScript
 from simulator.llm_sim import LLMSimulator
 from simulator.script_sim import NO_VISUAL
-from tests.openai_stub import OpenAIStub
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentcvr.episode import Episode, VideoRef
-from tests.openai_stub import OpenAIStub
+from agentcvr.openai_stub import OpenAIStub
 from train.methods.hints import HintTrigger, LLMHints, TemplateHints, with_hint
 from train.methods.self_reward import JudgeReward, majority_answer, self_rewards
 

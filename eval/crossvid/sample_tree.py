@@ -1,4 +1,5 @@
-"""A small CrossVid tree written for the project's tests, in the official layout, with the real data's quirks.
+"""A small CrossVid tree in the official layout, with the real data's quirks: the tests' fixture and the CrossVid
+harness benchmark's input.
 
     write_crossvid(tmp_path, media=True)  # QA/<TASK>.json, videos/..., uav/frames|bbox/{1,2}/
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 # The tracked objects of the one UAV recording that MSR and MOC both ask about.
@@ -160,10 +162,10 @@ def write_crossvid(root: Path, media: bool = True, items: dict[str, list[dict]] 
 
 
 def tiny_video(path: Path, seconds: int = 12) -> Path:
-    """A real MP4 (testsrc pattern, 10 fps, 64x48) made once per process and copied."""
-    cache = Path(__file__).parent / ".cache" / f"tiny-{seconds}.mp4"
+    """A real MP4 (testsrc pattern, 10 fps, 64x48) made once per machine (in the temp folder) and copied."""
+    cache = Path(tempfile.gettempdir()) / "agentcvr-sample-tree" / f"tiny-{seconds}.mp4"
     if not cache.exists():
-        cache.parent.mkdir(exist_ok=True)
+        cache.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [
                 "ffmpeg",
@@ -176,10 +178,11 @@ def tiny_video(path: Path, seconds: int = 12) -> Path:
                 f"testsrc=size=64x48:rate=10:duration={seconds}",
                 "-pix_fmt",
                 "yuv420p",
-                str(cache),
+                str(cache.with_suffix(".part.mp4")),
             ],
             check=True,
         )
+        cache.with_suffix(".part.mp4").replace(cache)  # whole or absent: another process may be reading it
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(cache, path)
     return path
