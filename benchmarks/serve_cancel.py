@@ -155,7 +155,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="serve-cancel-") as folder, OpenAIStub() as stub:
         work = Path(folder)
         stub.always(stalling_master)
-        settings = {"policy": args.policy, "max_concurrent": 1, "request_timeout": args.timeout}
+        # The model alone: with its default reader the embedded master answers a choice question after the scan
+        # without generating, and this measures a stop mid-generation.
+        settings = {
+            "policy": args.policy,
+            "policy_reader": "none",
+            "max_concurrent": 1,
+            "request_timeout": args.timeout,
+        }
         if args.policy == "stub":
             settings |= {"policy": "openai:stub", "policy_url": stub.base_url}
         if args.threads:
