@@ -49,6 +49,7 @@ CONFIG_FILE = "reader.json"
 # Readers shipped in the package, by name: `scan-v1` is `agentcvr train-reader --out runs/reader` (docs/reader.md).
 SHIPPED = {"scan-v1": Path(__file__).parent / "readers" / "scan-v1"}
 FEATURES = 11
+READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
 
@@ -229,6 +230,3 @@ class Reader:
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))
-
-
-READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for

@@ -92,7 +92,7 @@ def train_reader(
     import torch
 
     from agentcvr.interfaces import Limits
-    from agentcvr.models import READER_BASE, ensure_model
+    from agentcvr.models import READER_BASE
     from agentcvr.reading import CHOICE_TASKS
     from scripts_gen.generate import generate_one
     from train.config import DataConfig
@@ -133,8 +133,7 @@ def train_reader(
         pools[name] = read_items(path)
     run = ReaderRun(
         out=out,
-        encoder=ensure_model(READER_BASE),
-        encoder_name=READER_BASE,
+        encoder=READER_BASE,
         examples=examples,
         eval_every=eval_every,
         seed=seed,

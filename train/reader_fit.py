@@ -1,6 +1,6 @@
 """Fit the option reader's head on generated reading items, with a held-out curve and checkpoints to resume from.
 
-    fit_reader(ReaderRun(out=Path("runs/reader"), encoder=Path(...)), train_items, heldout_items)
+    fit_reader(ReaderRun(out=Path("runs/reader")), train_items, heldout_items)
 
 Every sentence of every item is embedded once by the frozen encoder (a progress bar; the scripts repeat their
 sentences, so this is minutes, not hours); then the head trains one item per Adam step. Every `eval_every` examples
@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.reader import READ_TASKS, Prepared, Reader, ReaderHead, ReadingItem, choose, prepare
-from agentcvr.reading import evidence_lines
 from agentcvr.sentences import SentenceEncoder
 from train.reader import loss_of
 
@@ -35,8 +35,7 @@ class ReaderRun:
     """Settings of one reader fit."""
 
     out: Path
-    encoder: Path  # a sentence encoder's folder (the registry's `encoder_name`)
-    encoder_name: str = "minilm-l6"
+    encoder: str = READER_BASE  # the sentence encoder's name in the model registry
     examples: int = 16_800  # training examples to see in all (items are revisited)
     eval_every: int = 1_400
     lr: float = 1e-3
@@ -49,18 +48,14 @@ def _columns(name: str) -> list:
 
 
 def prepare_all(items: Sequence[ReadingItem], encoder: SentenceEncoder) -> list[Prepared]:
-    """Every item as vectors, embedding each distinct sentence once (with a progress bar)."""
-    texts = list(
-        dict.fromkeys(
-            t
-            for item in items
-            for t in (item.question, *item.options, *(line.text for line in evidence_lines(item.evidence)))
-        )
-    )
+    """Every item as vectors, with a progress bar; the encoder's cache embeds each distinct sentence once."""
     with Progress(*_columns("embedding sentences")) as progress:
-        bar = progress.add_task("embed", total=len(texts), note="")
-        encoder.vectors(texts, progress=lambda n: progress.advance(bar, n))
-    return [prepare(item, encoder) for item in items]
+        bar = progress.add_task("embed", total=len(items), note="")
+        prepared = []
+        for item in items:
+            prepared.append(prepare(item, encoder))
+            progress.advance(bar)
+    return prepared
 
 
 def _gold(item: ReadingItem) -> set[int]:
@@ -104,7 +99,7 @@ def baselines(train: Sequence[ReadingItem], heldout: Sequence[ReadingItem]) -> d
 
 def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[ReadingItem]) -> dict[str, float]:
     run.out.mkdir(parents=True, exist_ok=True)
-    encoder = SentenceEncoder(run.encoder, cache_size=10**7)  # the whole pool stays embedded while fitting
+    encoder = SentenceEncoder(ensure_model(run.encoder), cache_size=10**7)  # the whole pool stays embedded
     sentences = run.out / "sentences.pt"  # embedded once per run folder: a resumed fit starts training at once
     if sentences.exists():
         encoder.add(*torch.load(sentences, weights_only=True))
@@ -149,7 +144,7 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
                 losses = []
                 if table["all"] > best:
                     best = table["all"]
-                    Reader(encoder, head, run.encoder_name).save(run.out / "reader")
+                    Reader(encoder, head, run.encoder).save(run.out / "reader")
                     head.train()
                 state = {"head": head.state_dict(), "optimizer": optimizer.state_dict(), "seen": seen, "best": best}
                 torch.save(state, checkpoint.with_suffix(".tmp"))

@@ -72,10 +72,7 @@ class ReaderAnswers:
         seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
         with self._reading:
             chosen = self.reader.answer(episode, seen)
-        thought = reader_thought(chosen, own)
-        turn = write_turn([("answer", {"answer": chosen})], self.protocol, f"reader_{len(messages)}", thought=thought)
-        if turn.tool_calls:
-            turn.content = thought
+        turn = self._answer(chosen, reader_thought(chosen, own), messages)
         turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
         return turn
 
@@ -87,7 +84,10 @@ class ReaderAnswers:
         seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
         with self._reading:
             chosen = self.reader.answer(episode, seen)
-        thought = f"The reader chose {chosen} after the scan."
+        return self._answer(chosen, f"The reader chose {chosen} after the scan.", messages)
+
+    def _answer(self, chosen: str, thought: str, messages: list[dict]) -> PolicyOutput:
+        """The answer turn in the master's protocol, its thought kept where a tool-call turn has no thought field."""
         turn = write_turn([("answer", {"answer": chosen})], self.protocol, f"reader_{len(messages)}", thought=thought)
         if turn.tool_calls:
             turn.content = thought
