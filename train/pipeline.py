@@ -1,13 +1,13 @@
 """`agentcvr train-sim`, top to bottom: config -> scripts -> teacher trajectories -> tokenizer + model -> warm-start SFT
 -> held-out evaluation -> GRPO in the simulator -> held-out evaluation -> curves and report.
 
-Every stage leaves its result in the run folder, so `--resume` after a crash (even kill -9) skips finished stages and
-continues GRPO from its last complete checkpoint with the same step counter; the metrics log is cut back to that
+Every stage leaves its result in the run folder, so `--resume` after a crash (even kill -9) skips finished stages,
+continues the warm start after its last complete epoch, and continues GRPO from its last complete checkpoint with the same step counter; the metrics log is cut back to that
 step, so no step is lost or counted twice. Layout of a run folder:
 
     config.yaml            resolved config + package versions
     warmstart/             SFT model, tokenizer, policy.json (action format), tools.json (tool calls only),
-                           sft.json, sft_loss.png, DONE
+                           sft.json, sft_loss.png, DONE (while it trains: sft_checkpoint.pt, tokenizer/)
     eval_teacher.json  eval_warmstart.json  eval_final.json   (+ *_reading: the teacher looks, the policy answers)
     grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
     metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
@@ -67,6 +67,9 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
     return sft, grpo, heldout
 
 
+SFT_CHECKPOINT = "sft_checkpoint.pt"  # the warm start's last complete epoch (removed once the policy is saved)
+
+
 class Run:
     """One train-sim run in a folder; each method is a stage that can be skipped when its output exists."""
 
@@ -116,8 +119,10 @@ class Run:
         if (folder / "DONE").exists():
             self.log(f"warm start: reusing {folder}")
             return str(folder)
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+        checkpoint = folder / SFT_CHECKPOINT
+        if not (self.resume and checkpoint.exists()):  # no epoch to continue: start the warm start afresh
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         table = scripts_by_id(self.sft_scripts)
         protocol = self.cfg.agent.protocol
@@ -129,11 +134,17 @@ class Run:
         )
         tools = tool_schemas() if protocol == "tools" else None  # the JSON protocol's system prompt describes them
         if self.cfg.model.kind == "tiny":
-            from train.tokenizer import boilerplate, render_with_template
+            from train.tokenizer import boilerplate, load_tokenizer, mark_plain, render_with_template
 
             texts = render_with_template(conversations, tools)
-            fixed = boilerplate(tools, protocol)
-            tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=fixed)
+            tokenizer_folder = folder / "tokenizer"
+            if checkpoint.exists():  # the epochs so far were trained on this tokenizer's ids
+                tokenizer = load_tokenizer(str(tokenizer_folder))
+            else:
+                fixed = boilerplate(tools, protocol)
+                tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=fixed)
+                tokenizer.save_pretrained(tokenizer_folder)
+                mark_plain(tokenizer_folder)
             model = build_tiny_model(self.cfg.model, tokenizer, seed=self.cfg.seed)
         else:
             from transformers import AutoTokenizer
@@ -146,7 +157,9 @@ class Run:
             f"warm start: {len(conversations)} {self.cfg.sft.teacher} trajectories, tokenizer {len(tokenizer)} tokens, "
             f"model {parameter_count(model) / 1e6:.2f} M parameters"
         )
-        result = sft.train_sft(model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log)
+        result = sft.train_sft(
+            model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log, checkpoint=checkpoint
+        )
         sft.save_result(result, folder / "sft.json")
         sft.plot_sft(result, folder / "sft_loss.png")
         self.log(
@@ -154,6 +167,7 @@ class Run:
             f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f} ({folder}/sft_loss.png)"
         )
         self.save_policy(model, tokenizer, folder)
+        checkpoint.unlink(missing_ok=True)  # the saved policy replaces it
         (folder / "DONE").write_text("ok")
         self.timings["warm_start"] = time.perf_counter() - started
         return str(folder)

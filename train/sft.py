@@ -144,9 +144,12 @@ def train_sft(
     cfg: SFTConfig,
     seed: int = 0,
     log=print,
+    checkpoint: Path | None = None,
 ) -> SFTResult:
     """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best
-    weights."""
+    weights. With `checkpoint`, everything needed to go on (weights, optimizer, schedule, sampling state, the best
+    weights so far) is written there after each epoch, and a run that finds the file continues after its last
+    complete epoch: an interrupted warm start loses at most one epoch."""
     import copy
 
     import torch
@@ -171,10 +174,25 @@ def train_sft(
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_at)
     started = time.perf_counter()
-    best_state, bad_epochs, step = None, 0, 0
-    result.val_loss.append((0, _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)))
+    best_state, bad_epochs, step, first_epoch = None, 0, 0, 1
+    if checkpoint is not None and checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        rng.setstate(saved["rng"])
+        torch.set_rng_state(saved["torch_rng"])
+        best_state, bad_epochs, step = saved["best_state"], saved["bad_epochs"], saved["step"]
+        result = SFTResult(**saved["result"])
+        started -= result.seconds
+        first_epoch = result.epochs + 1
+        log(f"sft: resuming after epoch {result.epochs} ({step} steps, best validation loss {result.best_val:.4f})")
+    else:
+        result.val_loss.append((0, _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)))
     model.train()
-    for epoch in range(1, cfg.max_epochs + 1):
+    for epoch in range(first_epoch, cfg.max_epochs + 1):
+        if result.stopped:  # a checkpoint written after the stopping epoch
+            break
         window = []
         for batch in _batches(train, cfg.batch_size, rng):
             input_ids, attention, labels, weights = _collate(batch, tokenizer.pad_token_id)
@@ -203,12 +221,28 @@ def train_sft(
                 result.best_val, best_state = val_loss, copy.deepcopy(model.state_dict())
         if bad_epochs >= cfg.patience:
             result.stopped = f"converged: no {cfg.min_delta:.1%} validation gain for {cfg.patience} epochs"
-            break
-        if cfg.max_seconds is not None and elapsed > cfg.max_seconds:
+        elif cfg.max_seconds is not None and elapsed > cfg.max_seconds:
             result.stopped = f"time cap {cfg.max_seconds:.0f} s"
+        if epoch == cfg.max_epochs and not result.stopped:
+            result.stopped = f"max_epochs {cfg.max_epochs}"
+        if checkpoint is not None:
+            result.seconds = elapsed
+            state = {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "rng": rng.getstate(),
+                "torch_rng": torch.get_rng_state(),
+                "best_state": best_state,
+                "bad_epochs": bad_epochs,
+                "step": step,
+                "result": dict(result.__dict__),
+            }
+            partial = checkpoint.with_suffix(".partial")
+            torch.save(state, partial)
+            partial.replace(checkpoint)  # a crash mid-write leaves the previous epoch's checkpoint whole
+        if result.stopped:
             break
-    else:
-        result.stopped = f"max_epochs {cfg.max_epochs}"
     if best_state is not None:
         model.load_state_dict(best_state)
     result.seconds = time.perf_counter() - started

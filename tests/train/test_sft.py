@@ -55,3 +55,50 @@ def test_json_protocol_encoding_trains_the_json_turns_and_weighs_the_answer():
     assert '"action": "observe"' in by_weight[1.0] or '"action": "get_caption"' in by_weight[1.0]
     assert by_weight[10.0].count('"action": "answer"') == 1  # the answer turn at answer_weight
     assert "Result of" in by_weight[0.0] and "Result of" not in by_weight[1.0] + by_weight[10.0]
+
+
+def test_an_interrupted_warm_start_resumes_after_its_last_epoch_as_if_never_stopped(tmp_path):
+    import pytest
+    import torch
+
+    from train.config import SFTConfig, TrainConfig
+    from train.sft import train_sft
+    from train.tiny_model import build_tiny_model
+
+    scripts = [generate_one("PI", i, 0) for i in range(3)]
+    table = {s.id: s for s in scripts}
+    limits = Limits(max_turns=4, max_observation_chars=200)
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    texts = render_with_template(conversations, tool_schemas()) * 4
+    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
+    small = TrainConfig().model.model_copy(
+        update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "max_position_embeddings": 1024}
+    )
+    cfg = SFTConfig(max_epochs=3, batch_size=4, warmup_steps=2, patience=5, val_fraction=0.25)
+
+    def fresh():
+        return build_tiny_model(small, tokenizer, seed=0)
+
+    whole = train_sft(fresh(), tokenizer, texts, cfg, log=lambda _: None)
+
+    def stop_in_epoch_2(message: str) -> None:
+        if message.startswith("sft epoch 2"):
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "sft_checkpoint.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train_sft(fresh(), tokenizer, texts, cfg, log=stop_in_epoch_2, checkpoint=checkpoint)
+    messages: list[str] = []
+    resumed_model = fresh()
+    resumed = train_sft(resumed_model, tokenizer, texts, cfg, log=messages.append, checkpoint=checkpoint)
+    assert messages[0].startswith("sft: resuming after epoch 1")
+    assert [m for m in messages if m.startswith("sft epoch")][0].startswith("sft epoch 2")
+    assert resumed.epochs == whole.epochs == 3 and resumed.steps == whole.steps
+    losses = [loss for _, loss in resumed.val_loss]  # the same epochs, the same batches, the same losses
+    assert [step for step, _ in resumed.val_loss] == [step for step, _ in whole.val_loss]
+    assert losses == pytest.approx([loss for _, loss in whole.val_loss])
+    assert resumed.stopped == whole.stopped == "max_epochs 3"
+    again = fresh()
+    train_sft(again, tokenizer, texts, cfg, log=lambda _: None, checkpoint=checkpoint)  # finished: nothing to train
+    for a, b in zip(again.state_dict().values(), resumed_model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)  # the best weights restored from the checkpoint
