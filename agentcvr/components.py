@@ -118,6 +118,14 @@ class GGUFFreeOptions(GGUFOptions):
     reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
+class TrainedOptions(PolicyOptions):
+    """A master trained here (`trained:NAME`, a shipped name or a train-sim checkpoint folder): it makes every call
+    itself, and the shipped reader answers its choice tasks from what it looked at."""
+
+    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature (0: greedy, as trained to act).")
+
+
 class OpenAIOptions(PolicyOptions):
     base_url: str | None = Field(default=None, description="OpenAI-compatible URL (default: OPENAI_BASE_URL).")
 
@@ -226,8 +234,15 @@ def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
     return HFPolicy(arg)
 
 
+def _trained(arg: str, scripts: Mapping[str, Script], options: TrainedOptions) -> Policy:
+    from agentcvr.masters import DEFAULT_TRAINED, master_folder
+    from agentcvr.policies.hf_policy import HFPolicy
+
+    return HFPolicy(master_folder(arg or DEFAULT_TRAINED), temperature=options.temperature)
+
+
 # Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.
-SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf"})
+SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf", "trained"})
 
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
@@ -237,6 +252,7 @@ POLICIES: dict[str, Kind] = {
     "gguf-free": Kind(GGUFFreeOptions, _gguf_free),
     "openai": Kind(OpenAIOptions, _openai),
     "hf": Kind(HFOptions, _hf),
+    "trained": Kind(TrainedOptions, _trained),
 }
 
 
