@@ -112,6 +112,15 @@ class Line:
 _HOW = re.compile(r"^Video \d+, (seen|heard)")
 _SHORT_STAMP = re.compile(r"^\[(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\]\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# The embedded frame describer's scene line (`agentcvr/perception/describer.py`): where it read text on screen, that
+# text is what the scene says; its colours and motion beside it are measurements, not sentences to compare.
+_SCREEN_TEXT = re.compile(r'^Text on screen: "([^"]*)".*$')
+
+
+def _said(line: str) -> str:
+    """A line's words as the reader compares them: the on-screen text alone where the describer read some."""
+    screen = _SCREEN_TEXT.match(line)
+    return screen.group(1) if screen else line
 
 
 def evidence_lines(text: str) -> list[Line]:
@@ -127,7 +136,7 @@ def evidence_lines(text: str) -> list[Line]:
         for raw in body:
             stamp = _SHORT_STAMP.match(raw)
             time = (float(stamp.group(1)) + float(stamp.group(2))) / 2 if stamp else 0.0
-            for sentence in _SENTENCE_END.split(raw[stamp.end() :] if stamp else raw):
+            for sentence in _SENTENCE_END.split(_said(raw[stamp.end() :] if stamp else raw)):
                 if sentence.strip():
                     found.append(Line(sentence.strip(), video, heard, time))
     return found
