@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from agentcvr.episode import Episode
+from agentcvr.matching import contrasts, matching_segment
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.reading import (
     CHOICE_TASKS,
@@ -225,8 +226,14 @@ class Reader:
         with torch.inference_mode():
             return self.head(prepare(item, self.encoder)).tolist()
 
-    def answer(self, episode: Episode, seen: Sequence[Seen]) -> str:
-        """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'."""
+    def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None:
+        """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'; for FSA and
+        CCQA the answer matched from the observed sentences (`agentcvr/matching.py`, untrained), None when the looks
+        hold nothing to match."""
+        if episode.task == "FSA":
+            return matching_segment(episode, evidence_lines(evidence_text(seen)), self.encoder)
+        if episode.task == "CCQA":
+            return contrasts(episode, evidence_lines(evidence_text(seen)), self.encoder)
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
@@ -23,6 +23,8 @@ from agentcvr.episode import Episode
 # PSS's order, CCQA's free text) stay with the master.
 CHOICE_TASKS = frozenset({"BU", "NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MULTI_SELECT_TASKS = frozenset({"BU"})
+# Task kinds answered by matching observed sentences (`agentcvr/matching.py`): FSA's segment, CCQA's contrasts.
+MATCHED_TASKS = frozenset({"FSA", "CCQA"})
 
 _HEADER = re.compile(r"^Video (\d+), (?:seen|heard)\b.*:$")  # what `header` writes
 _STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
@@ -78,8 +80,29 @@ def option_letters(options: Sequence[str]) -> list[str]:
 
 
 def reads(episode: Episode) -> bool:
-    """Whether the reader answers this episode: a choice task with at least two options."""
+    """Whether the reader answers this episode: a choice task with at least two options, or a matched task (FSA
+    with its reference segment, CCQA over two videos)."""
+    if episode.task == "FSA":
+        return reference_segment(episode) is not None and len(episode.videos) == 2
+    if episode.task == "CCQA":
+        return len(episode.videos) == 2
     return episode.task in CHOICE_TASKS and len(episode.options) >= 2
+
+
+_SEGMENT = re.compile(r"(\d+(?:\.\d+)?)\s*s?\s*-\s*(\d+(?:\.\d+)?)")
+
+
+def reference_segment(episode: Episode) -> tuple[float, float] | None:
+    """FSA's reference segment in video 1, as the generator (`"Reference segment in video 1": "280-305 s"`) or the
+    CrossVid loader (`"ref_segment": [280, 305]`) puts it in the episode's context."""
+    for key, value in episode.context.items():
+        if "segment" not in key.lower() or "ref" not in key.lower():
+            continue
+        if isinstance(value, list | tuple) and len(value) == 2:
+            return float(value[0]), float(value[1])
+        if isinstance(value, str) and (found := _SEGMENT.search(value)):
+            return float(found.group(1)), float(found.group(2))
+    return None
 
 
 def split_looks(text: str) -> list[str]:
@@ -107,6 +130,7 @@ class Line:
     video: int
     heard: bool
     time: float  # the middle of its stamp (0 where it has none)
+    span: tuple[float, float] | None = field(default=None, compare=False)  # its stamp (None where it has none)
 
 
 _HOW = re.compile(r"^Video \d+, (seen|heard)")
@@ -135,10 +159,11 @@ def evidence_lines(text: str) -> list[Line]:
         heard = _HOW.match(head).group(1) == "heard"
         for raw in body:
             stamp = _SHORT_STAMP.match(raw)
-            time = (float(stamp.group(1)) + float(stamp.group(2))) / 2 if stamp else 0.0
+            span = (float(stamp.group(1)), float(stamp.group(2))) if stamp else None
+            time = (span[0] + span[1]) / 2 if span else 0.0
             for sentence in _SENTENCE_END.split(_said(raw[stamp.end() :] if stamp else raw)):
                 if sentence.strip():
-                    found.append(Line(sentence.strip(), video, heard, time))
+                    found.append(Line(sentence.strip(), video, heard, time, span))
     return found
 
 

@@ -81,7 +81,9 @@ def test_options_name_videos_or_counts_in_the_generators_words():
 def test_the_describers_scene_line_is_read_as_its_on_screen_text():
     from agentcvr.perception.describer import Scene, _scene_text
 
-    scene = Scene(0, 3, 4.0, 12.5, text="A heron spears a fish.", colours=[("dark green", 0.62)], motion="Something moves")
+    scene = Scene(
+        0, 3, 4.0, 12.5, text="A heron spears a fish.", colours=[("dark green", 0.62)], motion="Something moves"
+    )
     plain = Scene(0, 3, 12.5, 20.0, colours=[("white", 0.5), ("dark blue", 0.4)], motion="A red object moves")
     observation = f"[4.0s - 12.5s] {_scene_text(scene)}\n[12.5s - 20.0s] {_scene_text(plain)}"
     lines = evidence_lines(evidence_text([seen_from(Observe(video=2, focus="fish"), observation)]))

@@ -2,8 +2,9 @@
 -> held-out evaluation -> GRPO in the simulator -> held-out evaluation -> curves and report.
 
 Every stage leaves its result in the run folder, so `--resume` after a crash (even kill -9) skips finished stages,
-continues the warm start after its last complete epoch, and continues GRPO from its last complete checkpoint with the same step counter; the metrics log is cut back to that
-step, so no step is lost or counted twice. Layout of a run folder:
+continues the warm start after its last complete epoch, and continues GRPO from its last complete checkpoint with the
+same step counter; the metrics log is cut back to that step, so no step is lost or counted twice.
+Layout of a run folder:
 
     config.yaml            resolved config + package versions
     warmstart/             SFT model, tokenizer, policy.json (action format), tools.json (tool calls only),

@@ -2,7 +2,8 @@
 
 The master decides every observe and listen; when it answers a multiple-choice or multi-select episode
 (`agentcvr.reading.reads`), its answer is replaced by the reader's choice over everything the conversation observed
-(`agentcvr/reader.py`). Interval, order and free-text answers (FSA, PSS, CCQA) stay the master's. The turn keeps the
+(`agentcvr/reader.py`); FSA's interval and CCQA's comparison are matched from the observed sentences
+(`agentcvr/matching.py`) where the looks hold something to match. PSS's order stays the master's. The turn keeps the
 master's token counts, and its text says what the master had written, so a trace shows both.
 
 With `scan=True` the master is not asked on choice tasks at all: the wrapper makes the scan teacher's looks (every
@@ -46,7 +47,7 @@ def masters_answer(thought: str | None) -> str | None:
 class Answerer(Protocol):
     """What the wrapper needs of a reader (`agentcvr.reader.Reader`)."""
 
-    def answer(self, episode: Episode, seen: Sequence[Seen]) -> str: ...
+    def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None: ...
 
 
 class ReaderAnswers:
@@ -72,18 +73,22 @@ class ReaderAnswers:
         seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
         with self._reading:
             chosen = self.reader.answer(episode, seen)
+        if chosen is None:  # nothing the reader could match: the master's own answer stands
+            return output
         turn = self._answer(chosen, reader_thought(chosen, own), messages)
         turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
         return turn
 
     def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        done = len(looks(messages, episode))
-        upcoming = next_calls(self.scanner.turns(episode), done)
+        made = looks(messages, episode)
+        upcoming = next_calls(self.scanner.turns(episode, made), len(made))
         if upcoming and not forced_turn(messages):
-            return write_turn(upcoming, self.protocol, f"reader_scan_{done}", thought=SCAN_THOUGHT)
-        seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+            return write_turn(upcoming, self.protocol, f"reader_scan_{len(made)}", thought=SCAN_THOUGHT)
+        seen = [seen_from(look.action, look.observation) for look in made]
         with self._reading:
             chosen = self.reader.answer(episode, seen)
+        if chosen is None:  # nothing the reader could match: the master answers from the scan's looks
+            return self.master.act(messages, episode)
         return self._answer(chosen, f"The reader chose {chosen} after the scan.", messages)
 
     def _answer(self, chosen: str, thought: str, messages: list[dict]) -> PolicyOutput:

@@ -13,6 +13,7 @@ from agentcvr.policies.read_answers import ReaderAnswers, masters_answer
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.reader import READ_TASKS, Reader, ReaderHead, choose, prepare
 from agentcvr.sentences import SentenceEncoder
+from agentcvr.tasks import TASKS
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
 from train.reader import loss_of, reading_items
@@ -196,6 +197,12 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     assert [s.tool for s in result.steps[:-1]] == ["observe", "observe", "listen", "listen"]
     assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
     assert "after the scan" in result.steps[-1].thought
-    master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "10,20"}}</tool_call>'])
-    result = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator(table), Limits(max_turns=4)).run(fsa.episode)
-    assert result.answer == "10,20"  # FSA: the master's turn
+    result = agent.run(fsa.episode)  # FSA: the reference segment, then video 2 searched for it; the match answers
+    looked = [(s.tool, s.arguments["video"], s.arguments.get("focus")) for s in result.steps[:-1]]
+    assert looked == [("observe", 1, "what the cook is doing"), ("observe", 2, looked[1][2])]
+    assert looked[1][2] in result.steps[0].observation  # the second look searches for what the first one showed
+    assert TASKS["FSA"].official(result.answer, fsa.episode) == 1.0
+    pss = generate_one("PSS", 0, 3)
+    master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
+    agent = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
+    assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
