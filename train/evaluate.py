@@ -4,25 +4,25 @@ and the share of episodes whose observations held every evidence fact (with the 
 
 The same function scores the expert on the same scripts, the upper bound the warm start is compared with. A policy
 with `act_batch` (HFPolicy) serves many episodes at once: each episode runs its own agent loop in a thread, and
-`BatchingPolicy` gathers their pending turns into one generation batch, so evaluation costs a few batched turns
-rather than hundreds of single ones, while every episode still goes through the real loop, parser and simulator.
+`agentcvr.batching.TurnBatcher` gathers their pending turns into one generation batch, so evaluation costs a few
+batched turns rather than hundreds of single ones, while every episode still goes through the real loop, parser and
+simulator.
 The threads and the progress bar are `agentcvr.runner.map_with_progress`'s.
 """
 
 from __future__ import annotations
 
-import queue
 import statistics
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import Future
 
 from rich.console import Console
 
 from agentcvr.actions import Answer
 from agentcvr.agent import Agent
+from agentcvr.batching import TurnBatcher
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
@@ -33,46 +33,15 @@ from agentcvr.trace import EpisodeResult
 from train.rewards import evidence_share
 
 
-class BatchingPolicy:
-    """A `Policy` over a batched one: `act` queues the turn and waits; a server thread runs queued turns together
-    (up to `max_batch`, after at most `wait` seconds without a new arrival)."""
+class BatchedPolicy:
+    """A `Policy` over a batched one (`act_batch`): each turn waits in a `TurnBatcher` for the other live episodes'
+    turns, and they are generated together."""
 
-    def __init__(self, policy, max_batch: int = 32, wait: float = 0.05):
-        self.policy, self.max_batch, self.wait = policy, max_batch, wait
-        self.protocol = policy.protocol
-        self._queue: queue.Queue = queue.Queue()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+    def __init__(self, policy, batcher: TurnBatcher[list[dict], PolicyOutput]):
+        self.batcher, self.protocol = batcher, policy.protocol
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        future: Future = Future()
-        self._queue.put((messages, future))
-        return future.result()
-
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
-
-    def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
-            batch = [item]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self._queue.get(timeout=self.wait)
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self._queue.put(None)
-                    break
-                batch.append(nxt)
-            try:
-                outputs = self.policy.act_batch([messages for messages, _ in batch])
-            except Exception as error:  # every waiting episode records the policy failure
-                for _, future in batch:
-                    future.set_exception(error)
-                continue
-            for (_, future), output in zip(batch, outputs, strict=True):
-                future.set_result(output)
+        return self.batcher(messages)
 
 
 class TeacherLooks:
@@ -108,28 +77,33 @@ def evaluate(
     `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers."""
     started = time.perf_counter()
     batched = hasattr(policy, "act_batch") and batch_size > 1
-    serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
+    threads = min(batch_size, len(scripts)) if batched else 1  # each thread's turn joins the policy's next batch
+    batcher = TurnBatcher(policy.act_batch, episodes=len(scripts), threads=threads) if batched else None
+    serving = BatchedPolicy(policy, batcher) if batcher is not None else policy
     acting = TeacherLooks(teacher_looks, serving) if teacher_looks is not None else serving
     local = threading.local()
 
-    def run(script: Script) -> tuple[str, float, EpisodeResult, bool]:
+    def run(item: tuple[int, Script]) -> tuple[str, float, EpisodeResult, bool]:
+        slot, script = item
         if not hasattr(local, "agent"):  # one compiled loop per worker thread
             local.agent = Agent(acting, perception, limits)
-        result = local.agent.run(script.episode)
+        if batcher is not None:
+            batcher.bind(slot)
+        try:
+            result = local.agent.run(script.episode)
+        finally:
+            if batcher is not None:
+                batcher.finished()
         return script.task, _score(result, script), result, evidence_seen(result, script)
 
-    try:
-        rows = map_with_progress(
-            run,
-            scripts,
-            threads=batch_size if batched else 1,  # each thread's turn joins the policy's next batch
-            label="held-out episodes",
-            describe=lambda done: f"success {100 * statistics.fmean(row[1] for row in done):.0f}%",
-            console=console,
-        )
-    finally:
-        if batched:
-            serving.close()
+    rows = map_with_progress(
+        run,
+        list(enumerate(scripts)),
+        threads=threads,
+        label="held-out episodes",
+        describe=lambda done: f"success {100 * statistics.fmean(row[1] for row in done):.0f}%",
+        console=console,
+    )
     report = summarize(rows)
     report["seconds"] = time.perf_counter() - started
     return report
