@@ -30,11 +30,11 @@ from agentcvr.script import Script
 from agentcvr.spec import Component
 from agentcvr.tasks import get_task
 from eval.record import Record
-from eval.runner import Reply
+from eval.runner import FailedTry, Reply
 
 
-class PolicyBackendError(RuntimeError):
-    """The policy's backend failed during an episode."""
+class PolicyBackendError(FailedTry):
+    """The policy's backend failed during an episode (the trace up to the failure goes with it)."""
 
 
 def question_digest(episode: Episode) -> str:
@@ -78,6 +78,10 @@ async def grade_episode(item: EpisodeItem, record: Record) -> Record:
 
 
 class AgentPredictor:
+    """The agent loop on worker threads; a policy error raises (to be retried) with the episode's partial trace."""
+
+    traces = True
+
     def __init__(self, agent: Agent, workers: int = 1):
         self.agent = agent
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="agent")
@@ -86,7 +90,7 @@ class AgentPredictor:
         assert item.episode is not None  # items that cannot be built never reach a predictor
         result = await in_thread(self._pool, lambda: self.agent.run(item.episode))
         if result.failure == "policy_error":
-            raise PolicyBackendError(result.steps[-1].error if result.steps else "policy failed")
+            raise PolicyBackendError(result.steps[-1].error if result.steps else "policy failed", result)
         return Reply(output=result.answer, result=result)
 
     def close(self) -> None:

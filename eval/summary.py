@@ -63,7 +63,8 @@ def strict_item(record: Record) -> tuple[float, float]:
 class TaskRow:
     """One task kind of one run. `failed`: no reply came; `dropped`: left out of the official denominator (failed
     items included, under CrossVid's rule); `unanswered`: no answer (failed, or a reply without one). The agent's
-    means (turns, tool calls, valid-action share) are over the records that carry a trace, None without one."""
+    means (turns, tool calls, valid-action share) are over the finished records that carry a trace, None without
+    one (a failed record's partial trace is there to read, not to average)."""
 
     n: int = 0
     failed: int = 0
@@ -133,7 +134,7 @@ def _row(records: list[Record]) -> TaskRow:
         strict[1] += weight
     row.official = official[0] / official[1] if official[1] else None
     row.strict = strict[0] / strict[1] if strict[1] else None
-    traces = [record.result for record in records if record.result is not None]
+    traces = [record.result for record in records if record.result is not None and record.status == "ok"]
     if traces:
         row.turns = fmean(trace.turns for trace in traces)
         row.tool_calls = fmean(trace.tool_calls for trace in traces)
