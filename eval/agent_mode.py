@@ -93,8 +93,9 @@ class AgentPredictor:
             raise PolicyBackendError(result.steps[-1].error if result.steps else "policy failed", result)
         return Reply(output=result.answer, result=result)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def close(self, wait: bool = False) -> None:
+        """Stop the threads; `wait` for them (a run whose items were never stopped mid-way has none left running)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def agent_predictor(
