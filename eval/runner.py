@@ -47,10 +47,12 @@ class FailedTry(RuntimeError):
 
 @dataclass
 class Reply:
-    """What a predictor returns: the raw output (None when the model gave none) and, from the agent, its trace."""
+    """What a predictor returns: the raw output (None when the model gave none) and, from the agent, its trace (and
+    the reference run's, when it compares two perceptions)."""
 
     output: str | None
     result: EpisodeResult | None = None
+    reference: EpisodeResult | None = None
 
 
 class Item(Protocol):
@@ -187,7 +189,9 @@ async def predict_record(item: Item, predictor: Predictor, retry: Retry, spec: R
     if reply is None:
         result = partial if partial is not None else _failed_trace(item, error or "failed", traces)
         return Record(**base, status="failed", error=error, attempts=attempts, seconds=seconds, result=result)
-    return Record(**base, output=reply.output, result=reply.result, attempts=attempts, seconds=seconds)
+    return Record(
+        **base, output=reply.output, result=reply.result, reference=reply.reference, attempts=attempts, seconds=seconds
+    )
 
 
 def _failed_trace(item: Item, error: str, traces: bool) -> EpisodeResult | None:
