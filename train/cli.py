@@ -118,14 +118,7 @@ def train_reader(
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)
-    run = ReaderRun(
-        out=out,
-        encoder=READER_BASE,
-        examples=examples,
-        eval_every=eval_every,
-        seed=seed,
-        lr=lr,
-        width=width,
-    )
+    fit = spec.model_dump(include={"encoder", "seed", "lr", "width"})  # the fit's settings are the spec's
+    run = ReaderRun(out=out, examples=examples, eval_every=eval_every, **fit)
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")
