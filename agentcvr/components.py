@@ -91,16 +91,14 @@ READER_LOOKS_HELP = (
 )
 
 
-# Which reader answers, and who looks for it, are recorded at their defaults too.
-ReaderName = Annotated[str | None, Recorded()]
-ReaderLooks = Annotated[Literal["master", "scan"], Recorded(while_on="reader")]
-
-
 class PolicyOptions(Options):
-    """What every policy takes."""
+    """What every policy takes. Which reader answers, and who looks for it, are recorded at their defaults too (a
+    policy kind that changes their defaults keeps the marks)."""
 
-    reader: ReaderName = Field(default=None, description=READER_HELP)
-    reader_looks: ReaderLooks = Field(default="master", description=READER_LOOKS_HELP)
+    reader: Annotated[str | None, Recorded()] = Field(default=None, description=READER_HELP)
+    reader_looks: Annotated[Literal["master", "scan"], Recorded(while_on="reader")] = Field(
+        default="master", description=READER_LOOKS_HELP
+    )
 
 
 class TeacherOptions(PolicyOptions):
@@ -115,8 +113,8 @@ class GGUFOptions(PolicyOptions):
     """The embedded master: by default the shipped reader answers its choice tasks after the scan, and the model
     looks and answers the rest (docs/reader.md); `reader=none` is the zero-shot model alone."""
 
-    reader: ReaderName = Field(default="scan-v1", description=READER_HELP)
-    reader_looks: ReaderLooks = Field(default="scan", description=READER_LOOKS_HELP)
+    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
         default=None,
@@ -130,8 +128,8 @@ class GGUFOptions(PolicyOptions):
 class GGUFFreeOptions(GGUFOptions):
     """The published zero-shot setting: the model chooses every call and answers everything itself."""
 
-    reader: ReaderName = Field(default=None, description=READER_HELP)
-    reader_looks: ReaderLooks = Field(default="master", description=READER_LOOKS_HELP)
+    reader: str | None = Field(default=None, description=READER_HELP)
+    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class OpenAIOptions(PolicyOptions):
@@ -398,13 +396,16 @@ def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str,
 
 
 def _marks(model: type[BaseModel]) -> dict[str, Recorded]:
-    """The options of `model` marked `Recorded`, by name."""
-    return {
-        name: mark
-        for name, field in model.model_fields.items()
-        for mark in field.metadata
-        if isinstance(mark, Recorded)
-    }
+    """The options of `model` marked `Recorded` where they are declared, by name: a subclass that gives a marked
+    option another default (`gguf`'s reader) keeps its mark."""
+    marks: dict[str, Recorded] = {}
+    for declared in reversed(model.__mro__):
+        if isinstance(declared, type) and issubclass(declared, BaseModel):
+            for name, field in declared.model_fields.items():
+                for mark in field.metadata:
+                    if isinstance(mark, Recorded):
+                        marks[name] = mark
+    return {name: mark for name, mark in marks.items() if name in model.model_fields}
 
 
 def _on(options: BaseModel, name: str, mark: Recorded) -> bool:

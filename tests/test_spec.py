@@ -47,13 +47,19 @@ def test_options_marked_recorded_are_recorded_at_their_defaults(policy, options,
     assert policy_component(policy, **options).options == options_recorded
 
 
-def test_the_recorded_rule_is_declared_beside_the_option():
-    from agentcvr.components import POLICIES, Recorded
+def test_the_recorded_rule_is_declared_beside_the_option_and_holds_where_a_kind_changes_its_default():
+    from pydantic import Field
 
-    for name, kind in POLICIES.items():
-        fields = kind.model().model_fields
-        marks = {key: m for key, field in fields.items() for m in field.metadata if isinstance(m, Recorded)}
-        assert marks == {"reader": Recorded(), "reader_looks": Recorded(while_on="reader")}, name
+    from agentcvr.components import POLICIES, PolicyOptions, Recorded, _marks
+
+    expected = {"reader": Recorded(), "reader_looks": Recorded(while_on="reader")}
+    assert {key: m for key, f in PolicyOptions.model_fields.items() for m in f.metadata} == expected
+    assert all(_marks(kind.model()) == expected for kind in POLICIES.values())
+
+    class ReadsByDefault(PolicyOptions):  # a new policy kind, its reader on by default, declared without a mark
+        reader: str | None = Field(default="scan-v1")
+
+    assert _marks(ReadsByDefault) == expected
 
 
 def test_differences_name_dotted_fields():
