@@ -162,9 +162,9 @@ def run(
     def show(record) -> None:
         if not traces:
             return
-        if record.result is None:
+        if record.status != "ok":
             console.print(Text(f"{record.key}: failed after {record.attempts} tries: {record.error}", style="red"))
-        else:
+        if record.result is not None and (record.status == "ok" or record.result.steps):  # a failure's partial trace
             console.print(trace_panel(record.result, episodes_by_id[record.key], record.official))
 
     config = RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume)

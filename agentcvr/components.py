@@ -16,7 +16,8 @@ Every policy also takes `reader` (a shipped reader's name, a folder from `agentc
 Each name owns a pydantic options model that forbids unknown fields, at any depth (`vlm.modle`, `describer.ocrr`),
 so a misspelled option fails naming itself and the valid ones; an option given as None counts as not given.
 `policy_component` / `perception_component` resolve a name and options into the `agentcvr.spec.Component` a run
-records; `make_policy` / `make_perception` build from it.
+records (defaults left out, but for options marked `Recorded`: the reader and who looks for it); `make_policy` /
+`make_perception` build from it.
 Heavy modules are imported only when their component is asked for.
 """
 
@@ -26,7 +27,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -70,6 +71,16 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """Marks an option (`Annotated[type, Recorded()]`) that the run spec records even at its default, where the
+    default alone would let a run resume across a change of it (`gguf`'s default reader came with issue 20: a run
+    resumed across that change must be refused, not mixed). `while_on`: only while that option is on (given, and not
+    "none"). An option at None is not given, and not recorded."""
+
+    while_on: str | None = None
+
+
 READER_HELP = (
     "The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
     "`agentcvr train-reader`, or none (the master answers)."
@@ -81,10 +92,13 @@ READER_LOOKS_HELP = (
 
 
 class PolicyOptions(Options):
-    """What every policy takes."""
+    """What every policy takes. Which reader answers, and who looks for it, are recorded at their defaults too (a
+    policy kind that changes their defaults keeps the marks)."""
 
-    reader: str | None = Field(default=None, description=READER_HELP)
-    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
+    reader: Annotated[str | None, Recorded()] = Field(default=None, description=READER_HELP)
+    reader_looks: Annotated[Literal["master", "scan"], Recorded(while_on="reader")] = Field(
+        default="master", description=READER_LOOKS_HELP
+    )
 
 
 class TeacherOptions(PolicyOptions):
@@ -376,10 +390,9 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
 
 
 def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated options, defaults left out (None means not given) except a policy's reader (`gguf`'s default
-    reader came in with issue 20: a run resumed across that change must be refused, not mixed). An unknown option, at
-    the top or inside a nested one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the valid ones
-    there."""
+    """Validated options, defaults left out (None means not given) except those marked `Recorded`. An unknown
+    option, at the top or inside a nested one (`vlm`, `describer`, `audio`, `noise`), fails naming itself and the
+    valid ones there."""
     given = {key: value for key, value in options.items() if value is not None}
     unknown = _unknown(model, given)
     if unknown:
@@ -394,15 +407,28 @@ def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str,
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise ValueError(f"{role} {name!r}: bad option {problems}") from None
-    return {**_recorded_defaults(validated), **validated.model_dump(mode="json", exclude_defaults=True)}
+    always = {option for option, mark in _marks(model).items() if _on(validated, option, mark)}
+    return validated.model_dump(mode="json", include=always) | validated.model_dump(mode="json", exclude_defaults=True)
 
 
-def _recorded_defaults(options: BaseModel) -> dict[str, Any]:
-    """The reader and, when there is one, who looks for it, even at their defaults."""
-    reader = getattr(options, "reader", None)
-    if reader is None:
-        return {}
-    return {"reader": reader} if reader == "none" else {"reader": reader, "reader_looks": options.reader_looks}
+def _marks(model: type[BaseModel]) -> dict[str, Recorded]:
+    """The options of `model` marked `Recorded` where they are declared, by name: a subclass that gives a marked
+    option another default (`gguf`'s reader) keeps its mark."""
+    marks: dict[str, Recorded] = {}
+    for declared in reversed(model.__mro__):
+        if isinstance(declared, type) and issubclass(declared, BaseModel):
+            for name, field in declared.model_fields.items():
+                for mark in field.metadata:
+                    if isinstance(mark, Recorded):
+                        marks[name] = mark
+    return {name: mark for name, mark in marks.items() if name in model.model_fields}
+
+
+def _on(options: BaseModel, name: str, mark: Recorded) -> bool:
+    """Whether a marked option is recorded: given, and its `while_on` option on."""
+    if getattr(options, name) is None:
+        return False
+    return mark.while_on is None or getattr(options, mark.while_on) not in (None, "none")
 
 
 def _unknown(model: type[BaseModel], given: Mapping[str, Any], prefix: str = "") -> list[tuple[str, type[BaseModel]]]:

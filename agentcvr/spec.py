@@ -8,7 +8,9 @@ written under another spec would mix two runs in one table, so it is refused, na
     check_resume(Path("runs/expert.jsonl"), spec, [record.spec for record in records])   # raises SpecMismatch
 
 Options that change how fast or where a run goes, never what it answers (timeouts, workers, caches, server URLs,
-keys), are left out by the builder (`agentcvr.components.recorded`), so a resumed run may change them.
+keys), are left out by the builder (`agentcvr.components.recorded`), so a resumed run may change them. Other kinds
+of run describe themselves with their own `Spec` (a reader fit's folder: `train.reader.ReaderSpec`) and resume by
+the same `check_resume`.
 """
 
 from __future__ import annotations
@@ -33,16 +35,11 @@ class Component(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunSpec(BaseModel):
-    """What a run computes with. `perception` and `limits` are None for a predictor that has neither (CrossVid's
-    single-pass VLM, which is the `policy` there); `reference` is the perception a comparison runs the same policy
-    through beside `perception` (`eval fidelity`: the simulator beside real perception)."""
+class Spec(BaseModel):
+    """Settings that decide what a run computes, hashed and compared field by field: every kind of run (items on the
+    engine, a reader fit) records one and resumes only under the same (`check_resume`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    policy: Component
-    perception: Component | None = None
-    limits: Limits | None = None
-    reference: Component | None = None
 
     def canonical(self) -> str:
         """Sorted-key compact JSON: the same settings always give the same text."""
@@ -53,7 +50,7 @@ class RunSpec(BaseModel):
         """The first 16 hex digits of the canonical JSON's sha256."""
         return hashlib.sha256(self.canonical().encode()).hexdigest()[:16]
 
-    def differences(self, other: RunSpec) -> list[str]:
+    def differences(self, other: Spec) -> list[str]:
         """`field: this != other` for every dotted field whose value differs."""
         mine, theirs = _flat(self.model_dump(mode="json")), _flat(other.model_dump(mode="json"))
         missing = object()
@@ -64,11 +61,22 @@ class RunSpec(BaseModel):
         ]
 
 
+class RunSpec(Spec):
+    """What a run computes with. `perception` and `limits` are None for a predictor that has neither (CrossVid's
+    single-pass VLM, which is the `policy` there); `reference` is the perception a comparison runs the same policy
+    through beside `perception` (`eval fidelity`: the simulator beside real perception)."""
+
+    policy: Component
+    perception: Component | None = None
+    limits: Limits | None = None
+    reference: Component | None = None
+
+
 class SpecMismatch(ValueError):
     """An output file holds records of another run specification (or of none)."""
 
 
-def check_resume(path: Path, spec: RunSpec, written: Iterable[RunSpec | None]) -> None:
+def check_resume(path: Path, spec: Spec, written: Iterable[Spec | None]) -> None:
     """Refuse to add to `path` unless every record already there was written under `spec`."""
     unrecorded = 0
     for other in written:

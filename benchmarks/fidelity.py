@@ -20,6 +20,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from agentcvr.interfaces import Limits
 from agentcvr.script import write_jsonl
 from eval.fidelity import run_fidelity
+from eval.runner import RunConfig
 from scripts_gen.generate import generate
 from scripts_gen.render import RenderConfig, render_scripts
 
@@ -40,7 +41,10 @@ def main() -> int:
     render_scripts(scripts, args.work / "rendered", RenderConfig(fps=args.fps), tasks=args.task)
     out = args.work / f"results-{args.policy.replace(':', '_')}"
     limits = Limits(max_turns=args.max_turns)
-    run_fidelity(args.work / "rendered", args.policy, tasks=args.task, limit=args.n, limits=limits, out_dir=out)
+    resume = RunConfig(concurrency=1, resume=True)  # a second call continues the folder (same settings only)
+    run_fidelity(
+        args.work / "rendered", args.policy, tasks=args.task, limit=args.n, limits=limits, out_dir=out, config=resume
+    )
     return 0
 
 

@@ -131,7 +131,7 @@ def main() -> int:
 def _own_letter(row: Record) -> str | None:
     """The letter the answer turn wrote before a reader, a vote or answer scoring replaced it, from its last
     thought."""
-    if row.result is None:  # failed: no reply
+    if row.result is None or row.status != "ok":  # failed: no reply
         return None
     thought = (row.result.steps[-1].thought if row.result.steps else None) or ""
     if (own := masters_answer(thought)) is not None:
@@ -162,7 +162,7 @@ def master_table(columns: dict[str, list[Record]], title: str) -> Table:
         table.add_column(task, justify="right")
     for spec, rows in columns.items():
         n = len(rows) or 1
-        traces = [r.result for r in rows if r.result is not None]  # failed records (no reply) have none
+        traces = [r.result for r in rows if r.result is not None and r.status == "ok"]  # not failures' partial ones
         t = len(traces) or 1
         per_task = []
         for task in tasks:

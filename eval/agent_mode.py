@@ -29,12 +29,13 @@ from agentcvr.interfaces import Limits
 from agentcvr.script import Script
 from agentcvr.spec import Component
 from agentcvr.tasks import get_task
+from agentcvr.trace import EpisodeResult
 from eval.record import Record
-from eval.runner import Reply
+from eval.runner import FailedTry, Reply
 
 
-class PolicyBackendError(RuntimeError):
-    """The policy's backend failed during an episode."""
+class PolicyBackendError(FailedTry):
+    """The policy's backend failed during an episode (the trace up to the failure goes with it)."""
 
 
 def question_digest(episode: Episode) -> str:
@@ -78,19 +79,39 @@ async def grade_episode(item: EpisodeItem, record: Record) -> Record:
 
 
 class AgentPredictor:
-    def __init__(self, agent: Agent, workers: int = 1):
-        self.agent = agent
+    """The agent loop on worker threads; a policy error raises (to be retried) with the episode's partial trace.
+    With a `reference` agent (the same policy through another perception: `eval fidelity`'s simulator) each item
+    runs there first, on the same thread, and the reply carries both traces."""
+
+    traces = True
+
+    def __init__(self, agent: Agent, workers: int = 1, reference: Agent | None = None):
+        self.agent, self.reference = agent, reference
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="agent")
 
     async def predict(self, item: Any) -> Reply:
         assert item.episode is not None  # items that cannot be built never reach a predictor
-        result = await in_thread(self._pool, lambda: self.agent.run(item.episode))
-        if result.failure == "policy_error":
-            raise PolicyBackendError(result.steps[-1].error if result.steps else "policy failed")
-        return Reply(output=result.answer, result=result)
+        if self.reference is None:
+            result = await in_thread(self._pool, lambda: self.agent.run(item.episode))
+            return Reply(output=_finished(result).answer, result=result)
+        reference = _finished(await in_thread(self._pool, lambda: self.reference.run(item.episode)), "reference")
+        result = _finished(await in_thread(self._pool, lambda: self.agent.run(item.episode)))
+        return Reply(output=result.answer, result=result, reference=reference)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def close(self, wait: bool = False) -> None:
+        """Stop the threads; `wait` for them (a run whose items were never stopped mid-way has none left running)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+
+
+def _finished(result: EpisodeResult, run: str = "") -> EpisodeResult:
+    """The episode's result, or `PolicyBackendError` when its policy failed (the partial trace goes with it, unless
+    it is the reference run's: a record's trace is the main run's)."""
+    if result.failure != "policy_error":
+        return result
+    error = result.steps[-1].error if result.steps else "policy failed"
+    if run:
+        raise PolicyBackendError(f"{error} (in the {run} run)")
+    raise PolicyBackendError(error, result)
 
 
 def agent_predictor(
@@ -99,17 +120,21 @@ def agent_predictor(
     limits: Limits,
     scripts: Mapping[str, Script] | None = None,
     concurrency: int = 1,
+    reference: Component | None = None,
 ) -> tuple[AgentPredictor, Callable[[], None]]:
     """The agent over the built components, on `concurrency` threads (1 for a single-slot policy), and a function
-    that releases it. Raises what the builders raise (`ValueError`, `FileNotFoundError`)."""
+    that releases it; with `reference`, the same policy object also runs through that perception. Raises what the
+    builders raise (`ValueError`, `FileNotFoundError`)."""
     chosen = make_policy(policy, scripts)
-    backend = make_perception(perception, scripts)
+    backends = [make_perception(part, scripts) for part in (perception, reference) if part is not None]
     workers = 1 if policy.name.partition(":")[0] in SINGLE_SLOT else concurrency
-    predictor = AgentPredictor(Agent(chosen, backend, limits), workers)
+    compared = Agent(chosen, backends[1], limits) if reference is not None else None
+    predictor = AgentPredictor(Agent(chosen, backends[0], limits), workers, reference=compared)
 
     def close() -> None:
         predictor.close()
-        if hasattr(backend, "close"):
-            backend.close()
+        for backend in backends:
+            if hasattr(backend, "close"):
+                backend.close()
 
     return predictor, close

@@ -1,6 +1,6 @@
 """Sim-to-real fidelity: the same rendered episodes, the same policy, simulated and real perception (paper Table 3).
 
-    agentcvr eval fidelity runs/rendered --policy expert --limit 10 --out runs/fidelity
+    agentcvr eval fidelity runs/rendered --policy expert --limit 10 --out runs/fidelity [--resume]
     python -m eval.fidelity runs/rendered --policy expert      # the same without the CLI
 
 For every episode of a rendered folder (`scripts_gen.render`), the policy runs twice: against the script simulator
@@ -14,18 +14,24 @@ and against `RealPerception` on the MP4s. Reported per task kind and overall:
 - evidence facts delivered: how many of the scripts' evidence facts appear in the real run's observations, word
   for word and after dropping case and punctuation (the expert policy answers when every fact is there after
   dropping case and punctuation).
-Pairs of traces go to `<out>/pairs.jsonl`, each with the run spec (`agentcvr.spec`: the policy, real perception as
-`perception`, the simulator as `reference`, the limits, with their options), the summary and the spec to
-`<out>/fidelity.json`. Running again into the same `<out>` resumes: episodes already in `pairs.jsonl` are read back,
-not run again, and only under the same spec (another one is refused, naming what differs).
+Episodes go through the one items path (`eval.runner.run_items`, the flags of `agentcvr run`: --concurrency,
+--retries, --timeout, --resume): `<out>/pairs.jsonl` holds one `eval.record.Record` per episode, the real run's
+trace as its `result` (scored by the registry, so `agentcvr report` reads it) and the simulated one as its
+`reference`, with the run spec (`agentcvr.spec`: the policy, real perception as `perception`, the simulator as
+`reference`, the limits, with their options); the summary and the spec go to `<out>/fidelity.json`. An `<out>` that
+holds records is refused without --resume; with it, finished episodes are read back (their pairs computed again from
+the two traces) and failed ones run again, only under the same spec (another one is refused, naming what differs).
+A folder written before pairs were records is refused as holding lines that are not records. An episode whose tries
+all failed has no pair: the table's title counts it, `fidelity.json` names why.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,17 +40,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentcvr.agent import Agent
+from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
 from agentcvr.episode import Episode
-from agentcvr.interfaces import MAX_TURNS_HELP, Limits, Perception, Policy
-from agentcvr.runner import map_with_progress
+from agentcvr.interfaces import MAX_TURNS_HELP, Limits
+from agentcvr.overrides import component_options
 from agentcvr.script import Script
-from agentcvr.spec import Component, RunSpec, check_resume
+from agentcvr.spec import RunSpec
 from agentcvr.tasks import TASK_ORDER, get_task, scoring
 from agentcvr.text import facts_found
 from agentcvr.trace import EpisodeResult
-
-PolicyFactory = Callable[[Mapping[str, Script]], Policy]
+from eval.agent_mode import AgentPredictor, EpisodeItem, agent_predictor, grade_episode
+from eval.record import Record
+from eval.runner import RunConfig, pending, run_items
 
 
 @dataclass
@@ -97,6 +104,7 @@ class FidelityReport:
     sim: str
     seconds: float = 0.0
     spec: RunSpec | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # episode id -> why no reply came (after its tries)
 
     def rows(self) -> list[TaskRow]:
         """One row per task kind present, in CrossVid's order, then 'all'."""
@@ -107,6 +115,7 @@ class FidelityReport:
         table = Table(
             title=f"Sim-to-real fidelity: policy {self.policy}, {self.sim} vs real, "
             f"{len(self.pairs)} episodes ({self.seconds:.0f} s)"
+            + (f", {len(self.failed)} failed" if self.failed else "")
         )
         columns = [
             "task",
@@ -148,6 +157,7 @@ class FidelityReport:
             "policy": self.policy,
             "sim": self.sim,
             "episodes": len(self.pairs),
+            "failed": self.failed,
             "seconds": self.seconds,
             "rows": [{**asdict(row), "latency_ratio": row.latency_ratio} for row in self.rows()],
         }
@@ -196,7 +206,7 @@ def _facts(script: Script | None, real: EpisodeResult) -> dict[str, int]:
 
 def run_fidelity(
     rendered_dir: str | Path,
-    policy: str | PolicyFactory = "expert",
+    policy: str = "expert",
     tasks: Iterable[str] | None = None,
     limit: int | None = None,
     sim: str = "sim",
@@ -205,14 +215,16 @@ def run_fidelity(
     out_dir: str | Path | None = None,
     console: Console | None = None,
     policy_options: dict[str, Any] | None = None,
+    config: RunConfig | None = None,
 ) -> FidelityReport:
     """Run every rendered episode (at most `limit` per task kind) in the simulator and in real perception with the
-    same policy; print the table and return the report. `policy` is a component name (`expert`, `gguf`, ...)
-    or a factory `scripts -> Policy`."""
-    from agentcvr.components import make_perception, make_policy, perception_component, policy_component, recorded
+    same policy (a component name: `expert`, `gguf`, ...) on the one items path (`config`: concurrency, retries,
+    per-try timeout, resume); print the table and return the report."""
+    from agentcvr.components import perception_component, policy_component, recorded
     from scripts_gen.render import load_rendered
 
     console = console or Console(width=160)
+    config = config or RunConfig(concurrency=1)
     wanted = set(tasks) if tasks else None
     chosen: list[tuple[Script, Episode]] = []
     per_task: dict[str, int] = {}
@@ -221,103 +233,68 @@ def run_fidelity(
             chosen.append((script, episode))
             per_task[script.task] = per_task.get(script.task, 0) + 1
     scripts = {script.id: script for script, _ in chosen}
-    # Read back what an earlier run into `out` finished before loading any model (a wrong folder fails fast).
-    out = Path(out_dir) if out_dir else None
-    name = policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
-    policy_part = Component(name=name) if callable(policy) else policy_component(policy, **(policy_options or {}))
+    policy_part = policy_component(policy, **(policy_options or {}))
     sim_part, real_part = perception_component(sim), perception_component("real", **(real_options or {}))
+    limits = limits or Limits()
     spec = RunSpec(
-        policy=recorded(policy_part),
-        perception=recorded(real_part),
-        reference=recorded(sim_part),
-        limits=limits or Limits(),
+        policy=recorded(policy_part), perception=recorded(real_part), reference=recorded(sim_part), limits=limits
     )
-    done: dict[str, Pair] = {}
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-        done = finished_pairs(out / "pairs.jsonl", spec)
-    # One policy object for both runs of every episode (policies keep no state between episodes).
-    agent_policy = policy(scripts) if callable(policy) else make_policy(policy_part, scripts)
-    simulated: Perception = make_perception(sim_part, scripts)
-    real = make_perception(real_part, scripts)
-    started = time.perf_counter()
-
-    def run_both(item: tuple[int, Episode]) -> tuple[Pair, dict | None]:
-        """The pair and its record for pairs.jsonl (pairs read back from there have no record to write)."""
-        episode = item[1]
-        sim_result = Agent(agent_policy, simulated, limits).run(episode)
-        real_result = Agent(agent_policy, real, limits).run(episode)
-        pair = compare(episode, sim_result, real_result, scripts[episode.id])
-        record = {
-            "spec": spec.model_dump(mode="json"),
-            "pair": asdict(pair),
-            "sim": sim_result.model_dump(),
-            "real": real_result.model_dump(),
-        }
-        return pair, record
-
-    def keep(item: tuple[int, Episode], done_now: tuple[Pair, dict | None]) -> None:
-        pair, record = done_now
-        console.print(
-            f"[{item[0]}/{len(chosen)}] {pair.episode_id}: sim {pair.sim_answer!r} real {pair.real_answer!r}"
-            f" ({sum(pair.real_call_seconds):.1f} s real perception)",
-            markup=False,  # the answers are the models' text
-            highlight=False,
-        )
-        if out:
-            with (out / "pairs.jsonl").open("a") as handle:
-                handle.write(json.dumps(record) + "\n")
-
-    def accuracies(both: list[tuple[Pair, dict | None]]) -> str:
-        sim_score = statistics.fmean(pair.sim_score for pair, _ in both)
-        return f"accuracy sim {sim_score:.0%} real {statistics.fmean(pair.real_score for pair, _ in both):.0%}"
-
-    try:
-        runs = map_with_progress(
-            run_both,
-            list(enumerate((episode for _, episode in chosen), start=1)),
-            key=lambda item: item[1].id,
-            done={episode_id: (pair, None) for episode_id, pair in done.items()},
-            on_result=keep,
-            describe=accuracies,
-            label="sim and real runs",
-            console=console,
-        )
-    finally:
-        close = getattr(real, "close", None)
-        if close:
-            close()
-    pairs = [pair for pair, _ in runs]
+    out = Path(out_dir) / "pairs.jsonl" if out_dir else None
+    # What an earlier run into `out` finished is read back (or refused) before any model loads.
+    _, done = pending([EpisodeItem(episode) for _, episode in chosen], out, config.resume, spec)
     if done:
-        console.print(f"resumed: {sum(p.episode_id in done for p in pairs)} episodes read back from {out}/pairs.jsonl")
-    report = FidelityReport(pairs, name, sim, time.perf_counter() - started, spec)
+        console.print(f"resumed: {len(done)} episodes read back from {out}", markup=False)
+    predictor, close = agent_predictor(policy_part, real_part, limits, scripts, config.concurrency, reference=sim_part)
+    started = time.perf_counter()
+    try:
+        pairs, failed = run_pairs(chosen, predictor, spec, out, config, console)
+    finally:
+        close()
+    report = FidelityReport(pairs, policy, sim, time.perf_counter() - started, spec, failed)
     console.print(report.table())
     if out:
-        (out / "fidelity.json").write_text(json.dumps(report.summary(), indent=1))
+        (out.parent / "fidelity.json").write_text(json.dumps(report.summary(), indent=1))
     return report
 
 
-def finished_pairs(path: Path, spec: RunSpec) -> dict[str, Pair]:
-    """Pairs already written to `path` under `spec`, by episode id.
+def run_pairs(
+    chosen: Sequence[tuple[Script, Episode]],
+    predictor: AgentPredictor,
+    spec: RunSpec,
+    out: Path | None,
+    config: RunConfig,
+    console: Console,
+) -> tuple[list[Pair], dict[str, str]]:
+    """Every episode through `predictor` (its reference run, then its main one) on `eval.runner.run_items`: one record
+    per episode in `out` with both traces, resumed only under `spec`. Returns the pairs of the finished episodes, in
+    episode order, and why each failed one failed (after its tries: it has no pair)."""
+    scripts = {script.id: script for script, _ in chosen}
+    episodes = {episode.id: episode for _, episode in chosen}
+    shown = iter(range(1, len(chosen) + 1))
 
-    A file written under another spec (or before specs were recorded) is refused, naming what differs, rather than
-    mixed into this run's table (`agentcvr.spec.check_resume`); a last line torn by a kill is dropped from the file
-    (that episode runs again)."""
-    if not path.exists():
-        return {}
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number < len(lines):
-                raise ValueError(f"{path} line {number} is not JSON") from None
-            path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
-    specs = [RunSpec.model_validate(record["spec"]) if record.get("spec") else None for record in records]
-    check_resume(path, spec, specs)
-    pairs = [Pair(**record["pair"]) for record in records]
-    return {pair.episode_id: pair for pair in pairs}
+    def show(record: Record) -> None:
+        where = f"[{next(shown)}/{len(chosen)}] {record.key}:"
+        if record.status != "ok" or record.result is None or record.reference is None:
+            console.print(f"{where} failed after {record.attempts} tries: {record.error}", markup=False, style="red")
+            return
+        seconds = sum(_call_seconds(record.result))
+        console.print(
+            f"{where} sim {record.reference.answer!r} real {record.result.answer!r} ({seconds:.1f} s real perception)",
+            markup=False,  # the answers are the models' text
+            highlight=False,
+        )
+
+    items = [EpisodeItem(episode) for _, episode in chosen]
+    records = asyncio.run(
+        run_items(items, predictor, out, config, spec=spec, grade=grade_episode, console=console, on_record=show)
+    )
+    pairs, failed = [], {}
+    for record in records:
+        if record.status == "ok" and record.result is not None and record.reference is not None:
+            pairs.append(compare(episodes[record.key], record.reference, record.result, scripts[record.key]))
+        else:
+            failed[record.key] = record.error or "failed"
+    return pairs, failed
 
 
 def _row(task: str, pairs: list[Pair]) -> TaskRow:
@@ -370,26 +347,35 @@ def fidelity_command(
     vlm_url: Annotated[str | None, typer.Option(help="Use a VLM at this URL as the visual agent.")] = None,
     vlm_model: Annotated[str | None, typer.Option(help="The VLM's served model name.")] = None,
     out: Annotated[Path | None, typer.Option(help="Folder for pairs.jsonl and fidelity.json.")] = None,
+    resume: Resume = False,
+    concurrency: Concurrency = 1,
+    retries: Retries = 3,
+    timeout: Timeout = 900.0,
+    option: ComponentOption = None,
 ) -> None:
-    """Sim-to-real fidelity: run the same rendered episodes in the simulator and in real perception."""
-    real_options: dict[str, Any] = {"video_root": str(rendered)}
+    """Sim-to-real fidelity: run the same rendered episodes in the simulator and in real perception. Episodes go
+    through the same engine as `run` (retries, per-try timeout, --resume): OUT/pairs.jsonl holds one record per
+    episode with both traces and the run spec, and --resume continues it only under the same spec."""
+    vlm: dict[str, Any] = {}
     if vlm_url:
         if not vlm_model:
             raise typer.BadParameter("--vlm-url needs --vlm-model")
-        real_options.update(visual="vlm", vlm={"base_url": vlm_url, "model": vlm_model})
+        vlm = {"visual": "vlm", "vlm": {"base_url": vlm_url, "model": vlm_model}}
     try:
+        policy_options, real_options = component_options({"base_url": base_url}, vlm, option or [])
         run_fidelity(
             rendered,
             policy,
             task,
             limit,
             sim,
-            real_options,
+            {"video_root": str(rendered), **real_options},
             Limits(max_turns=max_turns),
             out,
-            policy_options={"base_url": base_url} if base_url else None,
+            policy_options=policy_options,
+            config=RunConfig(concurrency=concurrency, retries=retries, timeout=timeout, resume=resume),
         )
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error)) from None
 
 

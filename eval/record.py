@@ -49,6 +49,9 @@ class Record(BaseModel):
     attempts: int = 0
     seconds: float = 0.0
     result: EpisodeResult | None = Field(default=None, description="The agent's whole episode trace, when one ran.")
+    reference: EpisodeResult | None = Field(
+        default=None, description="`eval fidelity`: the same episode through the spec's reference (the simulator)."
+    )
     official: float | None = Field(default=None, description="`run`: the registry's official score, computed once.")
     strict: float | None = Field(default=None, description="`run`: the registry's strict score.")
     question: str | None = Field(default=None, description="`question_digest` of the episode that was run.")

@@ -8,8 +8,11 @@ score per task (`eval.summary.RunningScore`).
 A predictor is anything with `async predict(item) -> Reply` (the agent loop in a thread: `eval.agent_mode`; the
 single-pass VLM call). An exception from it is retried (`retries` tries in all, exponential backoff with jitter);
 after the last try the item is recorded as failed. `agentcvr.engine.Unretryable` errors fail at once, and an item
-that cannot be built (its `error` set) is recorded as failed without a try. `grade` turns a record into its scored
-form before it is written (the agent run's registry scores, CrossVid's CCQA judge).
+that cannot be built (its `error` set) is recorded as failed without a try. A failed record of a predictor that
+writes traces (`traces = True`) keeps one, so the trace view shows what happened: the last try's partial trace (a
+`FailedTry` carries it), else an empty one whose `failure` is the error (a timeout, an item that cannot be built).
+`grade` turns a record into its scored form before it is written (the agent run's registry scores, CrossVid's CCQA
+judge).
 
 Resume is the same everywhere: an output file that already holds records is refused unless `resume` is set (the
 `--resume` flag), and then only under the same run spec and the same questions (`eval.record.resume`, naming what
@@ -34,12 +37,22 @@ from eval.record import resume as resume_rule
 from eval.summary import RunningScore
 
 
+class FailedTry(RuntimeError):
+    """A try that failed part-way: the error, and the trace it got as far as (a failed record keeps the last one)."""
+
+    def __init__(self, message: str, result: EpisodeResult | None = None):
+        super().__init__(message)
+        self.result = result
+
+
 @dataclass
 class Reply:
-    """What a predictor returns: the raw output (None when the model gave none) and, from the agent, its trace."""
+    """What a predictor returns: the raw output (None when the model gave none) and, from the agent, its trace (and
+    the reference run's, when it compares two perceptions)."""
 
     output: str | None
     result: EpisodeResult | None = None
+    reference: EpisodeResult | None = None
 
 
 class Item(Protocol):
@@ -59,6 +72,9 @@ class Item(Protocol):
 
 
 class Predictor(Protocol):
+    """Answers items; one whose replies carry the agent's trace also sets `traces = True` (read with getattr, False
+    when absent), and its failed items then keep a trace too."""
+
     async def predict(self, item: Any) -> Reply: ...
 
 
@@ -148,13 +164,36 @@ async def run_items(
 
 
 async def predict_record(item: Item, predictor: Predictor, retry: Retry, spec: RunSpec) -> Record:
-    """The record of one item: its reply after at most `retry.tries` tries, or why none came."""
+    """The record of one item: its reply after at most `retry.tries` tries, or why none came (with the last try's
+    partial trace, or an empty one, when the predictor writes traces)."""
     started = time.perf_counter()
     base = {"spec": spec, "key": item.key, "task": item.task, **item.fields()}
+    traces = getattr(predictor, "traces", False)
     if item.error is not None:
-        return Record(**base, status="failed", error=item.error, attempts=0)
-    reply, error, attempts = await with_retries(lambda: predictor.predict(item), retry)
+        return Record(
+            **base, status="failed", error=item.error, attempts=0, result=_failed_trace(item, item.error, traces)
+        )
+    partial: EpisodeResult | None = None
+
+    async def attempt() -> Reply:
+        nonlocal partial
+        partial = None  # the last try's trace, not an earlier one's
+        try:
+            return await predictor.predict(item)
+        except FailedTry as failed:
+            partial = failed.result
+            raise
+
+    reply, error, attempts = await with_retries(attempt, retry)
     seconds = time.perf_counter() - started
     if reply is None:
-        return Record(**base, status="failed", error=error, attempts=attempts, seconds=seconds)
-    return Record(**base, output=reply.output, result=reply.result, attempts=attempts, seconds=seconds)
+        result = partial if partial is not None else _failed_trace(item, error or "failed", traces)
+        return Record(**base, status="failed", error=error, attempts=attempts, seconds=seconds, result=result)
+    return Record(
+        **base, output=reply.output, result=reply.result, reference=reply.reference, attempts=attempts, seconds=seconds
+    )
+
+
+def _failed_trace(item: Item, error: str, traces: bool) -> EpisodeResult | None:
+    """An explicit empty trace for an item that failed before any step was recorded."""
+    return EpisodeResult(episode_id=item.key, task=item.task, failure=error) if traces else None

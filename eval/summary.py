@@ -63,7 +63,8 @@ def strict_item(record: Record) -> tuple[float, float]:
 class TaskRow:
     """One task kind of one run. `failed`: no reply came; `dropped`: left out of the official denominator (failed
     items included, under CrossVid's rule); `unanswered`: no answer (failed, or a reply without one). The agent's
-    means (turns, tool calls, valid-action share) are over the records that carry a trace, None without one."""
+    means (turns, tool calls, valid-action share, format errors) are over the finished records that carry a trace,
+    None without one (a failed record's partial trace is there to read, not to average)."""
 
     n: int = 0
     failed: int = 0
@@ -74,6 +75,7 @@ class TaskRow:
     turns: float | None = None
     tool_calls: float | None = None
     valid_actions: float | None = None
+    format_errors: float | None = None
 
 
 @dataclass
@@ -106,7 +108,7 @@ def summarize(records: Iterable[Record]) -> Summary:
         groups[record.task].append(record)
     summary = Summary()
     for task in sorted(groups, key=lambda t: TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER)):
-        summary.rows[task] = _row(groups[task])
+        summary.rows[task] = row_of(groups[task])
     for mode in ("official", "strict"):
         scores = {task: getattr(row, mode) for task, row in summary.rows.items()}
         for name, members in AGGREGATES.items():
@@ -116,7 +118,8 @@ def summarize(records: Iterable[Record]) -> Summary:
     return summary
 
 
-def _row(records: list[Record]) -> TaskRow:
+def row_of(records: list[Record]) -> TaskRow:
+    """One row over `records` (a task kind's; or every kind's at once, held-out evaluation's overall)."""
     official, strict = [0.0, 0.0], [0.0, 0.0]
     row = TaskRow(n=len(records))
     for record in records:
@@ -133,11 +136,12 @@ def _row(records: list[Record]) -> TaskRow:
         strict[1] += weight
     row.official = official[0] / official[1] if official[1] else None
     row.strict = strict[0] / strict[1] if strict[1] else None
-    traces = [record.result for record in records if record.result is not None]
+    traces = [record.result for record in records if record.result is not None and record.status == "ok"]
     if traces:
         row.turns = fmean(trace.turns for trace in traces)
         row.tool_calls = fmean(trace.tool_calls for trace in traces)
         row.valid_actions = fmean(trace.valid_action_rate for trace in traces)
+        row.format_errors = fmean(trace.format_errors for trace in traces)
     return row
 
 

@@ -86,8 +86,8 @@ def test_scripts_that_reuse_ids_for_other_questions_are_not_resumed(tmp_path):
     assert refused.exit_code == 2 and "2 episode(s) that asked another question under the same id" in refused.output
 
 
-def test_run_and_eval_crossvid_share_the_engine_flags():
-    """The same names, help and meaning: all three go through eval/runner.run_items."""
+def test_run_and_the_evals_share_the_engine_flags():
+    """The same names, help and meaning: all four go through eval/runner.run_items."""
     import typer
 
     group = typer.main.get_command(app)
@@ -97,8 +97,8 @@ def test_run_and_eval_crossvid_share_the_engine_flags():
         return {p.opts[0]: (p.help, p.is_flag, p.min) for p in command.params if p.opts[0] in flags}
 
     evals = group.commands["eval"].commands
-    run, crossvid, synth = group.commands["run"], evals["crossvid"], evals["synth"]
-    assert len(options(run)) == 5 and options(run) == options(crossvid) == options(synth)
+    run, crossvid, synth, fidelity = group.commands["run"], evals["crossvid"], evals["synth"], evals["fidelity"]
+    assert len(options(run)) == 5 and options(run) == options(crossvid) == options(synth) == options(fidelity)
 
 
 def test_component_options_from_the_command_line_are_recorded_or_refused_by_name(tmp_path):

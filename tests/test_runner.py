@@ -1,4 +1,4 @@
-"""The one loop over many items (agentcvr/runner.py): item order, resume, errors, threads, the progress bar."""
+"""The in-memory loop over many items (agentcvr/runner.py): item order, errors, threads, the progress bar."""
 
 import io
 import threading
@@ -32,22 +32,14 @@ def test_results_come_back_in_item_order_and_reach_on_result_in_the_calling_thre
     assert {ident for _, _, ident in seen} == {threading.get_ident()}
 
 
-def test_items_done_before_are_skipped_and_returned_as_they_were():
-    ran, console = [], recording_console()
+def test_the_bar_shows_the_label_the_count_and_the_running_summary():
+    console = recording_console()
     results = map_with_progress(
-        lambda n: ran.append(n) or f"new {n}",
-        [1, 2, 3],
-        key=str,
-        done={"2": "old 2", "9": "not an item"},
-        describe=lambda rs: f"{len(rs)} results so far",
-        label="items",
-        console=console,
+        lambda n: f"new {n}", [1, 2, 3], describe=lambda rs: f"{len(rs)} results so far", label="items", console=console
     )
-    assert results == ["new 1", "old 2", "new 3"] and ran == [1, 3]
+    assert results == ["new 1", "new 2", "new 3"]
     text = console.export_text()
-    assert "items (1 done before)" in text and "3 results so far" in text and "2/2" in text
-    with pytest.raises(ValueError, match="needs `key`"):
-        map_with_progress(str, [1], done={"1": "x"})
+    assert "items 3 results so far" in text and "3/3" in text
 
 
 def test_an_error_stops_the_run_after_what_finished_is_kept():

@@ -31,6 +31,37 @@ def test_operational_options_and_secrets_are_not_recorded():
     assert recorded(policy_component("gguf", threads=1, prompt_batch=16)) == recorded(policy_component("gguf"))
 
 
+@pytest.mark.parametrize(
+    ("policy", "options", "options_recorded"),
+    [
+        ("gguf", {}, {"reader": "scan-v1", "reader_looks": "scan"}),  # its defaults, recorded
+        ("gguf", {"reader": "none"}, {"reader": "none"}),  # no reader: who looks for it means nothing
+        ("gguf", {"reader_looks": "master"}, {"reader": "scan-v1", "reader_looks": "master"}),
+        ("gguf-free", {}, {}),  # no reader by default: nothing to record
+        ("gguf-free", {"reader": "scan-v1"}, {"reader": "scan-v1", "reader_looks": "master"}),
+        ("expert", {"reader": None}, {}),  # None is not given
+        ("random", {"seed": 0}, {}),  # an unmarked option at its default is left out
+    ],
+)
+def test_options_marked_recorded_are_recorded_at_their_defaults(policy, options, options_recorded):
+    assert policy_component(policy, **options).options == options_recorded
+
+
+def test_the_recorded_rule_is_declared_beside_the_option_and_holds_where_a_kind_changes_its_default():
+    from pydantic import Field
+
+    from agentcvr.components import POLICIES, PolicyOptions, Recorded, _marks
+
+    expected = {"reader": Recorded(), "reader_looks": Recorded(while_on="reader")}
+    assert {key: m for key, f in PolicyOptions.model_fields.items() for m in f.metadata} == expected
+    assert all(_marks(kind.model()) == expected for kind in POLICIES.values())
+
+    class ReadsByDefault(PolicyOptions):  # a new policy kind, its reader on by default, declared without a mark
+        reader: str | None = Field(default="scan-v1")
+
+    assert _marks(ReadsByDefault) == expected
+
+
 def test_differences_name_dotted_fields():
     mine = spec("random", Limits(max_turns=3), seed=2)
     theirs = spec("random")

@@ -49,23 +49,6 @@ def train_sim(
     run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)
 
 
-def _check_reader_settings(path: Path, settings: dict) -> None:
-    """A reader folder resumes only under the settings it was made with (its items, vectors and checkpoint depend
-    on them); --examples and --eval-every may change."""
-    import json
-
-    if path.exists():
-        before = json.loads(path.read_text())
-        changed = [f"{k}: {before.get(k)!r} there, {v!r} now" for k, v in settings.items() if before.get(k) != v]
-        if changed:
-            raise typer.BadParameter(
-                f"{path.parent} was made with other settings ({'; '.join(changed)}); use another --out",
-                param_hint="--out",
-            )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings, indent=2) + "\n")
-
-
 def train_reader(
     out: Path = typer.Option(
         Path("runs/reader"), help="Run folder: items, curve.jsonl, curve.png, checkpoint.pt, reader/."
@@ -94,9 +77,10 @@ def train_reader(
     from agentcvr.interfaces import Limits
     from agentcvr.models import READER_BASE
     from agentcvr.reading import CHOICE_TASKS
+    from agentcvr.spec import SpecMismatch
     from scripts_gen.generate import generate_one
     from train.config import DataConfig
-    from train.reader import read_items, reading_items, write_items
+    from train.reader import ReaderSpec, read_items, reading_items, resume_folder, write_items
     from train.reader_fit import ReaderRun, fit_reader, plot_curve
 
     torch.set_num_threads(threads)
@@ -109,16 +93,19 @@ def train_reader(
         )
     if seed == heldout_seed:
         raise typer.BadParameter(f"seed {heldout_seed} generates the held-out scripts", param_hint="--seed")
-    settings = {
-        "tasks": kinds,
-        "train_per_task": train_per_task,
-        "heldout_per_task": heldout_per_task,
-        "seed": seed,
-        "lr": lr,
-        "width": width,
-        "encoder": READER_BASE,
-    }
-    _check_reader_settings(out / "settings.json", settings)
+    spec = ReaderSpec(
+        tasks=kinds,
+        train_per_task=train_per_task,
+        heldout_per_task=heldout_per_task,
+        seed=seed,
+        lr=lr,
+        width=width,
+        encoder=READER_BASE,
+    )
+    try:
+        resume_folder(out, spec)  # refused, naming what differs, when the folder was made under other settings
+    except SpecMismatch as error:
+        raise typer.BadParameter(str(error), param_hint="--out") from None
     limits = Limits(max_turns=4)
     pools = {}
     for name, count, pool_seed in (("train", train_per_task, seed), ("heldout", heldout_per_task, heldout_seed)):
@@ -131,14 +118,7 @@ def train_reader(
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)
-    run = ReaderRun(
-        out=out,
-        encoder=READER_BASE,
-        examples=examples,
-        eval_every=eval_every,
-        seed=seed,
-        lr=lr,
-        width=width,
-    )
+    fit = spec.model_dump(include={"encoder", "seed", "lr", "width"})  # the fit's settings are the spec's
+    run = ReaderRun(out=out, examples=examples, eval_every=eval_every, **fit)
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")

@@ -2,77 +2,50 @@
 with a different seed, per task kind: success (the official CrossVid score), mean turns, tool calls, answered share,
 and the share of episodes whose observations held every evidence fact (with the success among those).
 
-The same function scores the expert on the same scripts, the upper bound the warm start is compared with. A policy
-with `act_batch` (HFPolicy) serves many episodes at once: each episode runs its own agent loop in a thread, and
-`BatchingPolicy` gathers their pending turns into one generation batch, so evaluation costs a few batched turns
-rather than hundreds of single ones, while every episode still goes through the real loop, parser and simulator.
-The threads and the progress bar are `agentcvr.runner.map_with_progress`'s.
+The same function scores the expert on the same scripts, the upper bound the warm start is compared with. The
+episodes go through the one items path (`eval.runner.run_items`: the engine's threads and progress bar, the agent as
+predictor, the registry's scores) and their records through the one summary (`eval.summary`); only the evidence split
+is this module's, since it reads the scripts. A policy with `act_batch` (HFPolicy) serves many episodes at once: each
+episode runs its own agent loop in a thread, and `agentcvr.batching.TurnBatcher` gathers their pending turns into one
+generation batch, so evaluation costs a few batched turns rather than hundreds of single ones, while every episode
+still goes through the real loop, parser and simulator.
 """
 
 from __future__ import annotations
 
-import queue
+import asyncio
 import statistics
-import threading
 import time
-from collections import defaultdict
-from collections.abc import Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 
 from agentcvr.actions import Answer
 from agentcvr.agent import Agent
+from agentcvr.batching import TurnBatcher
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
-from agentcvr.runner import map_with_progress
 from agentcvr.script import Script
-from agentcvr.tasks import get_task
+from agentcvr.spec import Component, RunSpec
 from agentcvr.trace import EpisodeResult
+from eval.agent_mode import AgentPredictor, EpisodeItem, grade_episode
+from eval.record import Record
+from eval.runner import RunConfig, run_items
+from eval.summary import TaskRow, row_of, summarize
 from train.rewards import evidence_share
 
 
-class BatchingPolicy:
-    """A `Policy` over a batched one: `act` queues the turn and waits; a server thread runs queued turns together
-    (up to `max_batch`, after at most `wait` seconds without a new arrival)."""
+class BatchedPolicy:
+    """A `Policy` over a batched one (`act_batch`): each turn waits in a `TurnBatcher` for the other live episodes'
+    turns, and they are generated together, each episode in its row (`slots`: episode id -> place in the run)."""
 
-    def __init__(self, policy, max_batch: int = 32, wait: float = 0.05):
-        self.policy, self.max_batch, self.wait = policy, max_batch, wait
-        self.protocol = policy.protocol
-        self._queue: queue.Queue = queue.Queue()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+    def __init__(self, policy, batcher: TurnBatcher[list[dict], PolicyOutput], slots: Mapping[str, int]):
+        self.batcher, self.slots, self.protocol = batcher, slots, policy.protocol
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        future: Future = Future()
-        self._queue.put((messages, future))
-        return future.result()
-
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
-
-    def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
-            batch = [item]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self._queue.get(timeout=self.wait)
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self._queue.put(None)
-                    break
-                batch.append(nxt)
-            try:
-                outputs = self.policy.act_batch([messages for messages, _ in batch])
-            except Exception as error:  # every waiting episode records the policy failure
-                for _, future in batch:
-                    future.set_exception(error)
-                continue
-            for (_, future), output in zip(batch, outputs, strict=True):
-                future.set_result(output)
+        self.batcher.bind(self.slots[episode.id])
+        return self.batcher(messages)
 
 
 class TeacherLooks:
@@ -105,40 +78,53 @@ def evaluate(
     teacher_looks: Policy | None = None,
 ) -> dict:
     """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time. With
-    `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers."""
+    `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers.
+
+    Each episode is tried once (no retries, no timeout): a policy error is a failed episode scoring 0."""
     started = time.perf_counter()
     batched = hasattr(policy, "act_batch") and batch_size > 1
-    serving = BatchingPolicy(policy, max_batch=batch_size) if batched else policy
+    threads = min(batch_size, len(scripts)) if batched else 1  # each thread's turn joins the policy's next batch
+    batcher = TurnBatcher(policy.act_batch, episodes=len(scripts), threads=threads) if batched else None
+    slots = {script.id: slot for slot, script in reversed(list(enumerate(scripts)))}  # an id run twice: its first
+    serving = BatchedPolicy(policy, batcher, slots) if batcher is not None else policy
     acting = TeacherLooks(teacher_looks, serving) if teacher_looks is not None else serving
-    local = threading.local()
-
-    def run(script: Script) -> tuple[str, float, EpisodeResult, bool]:
-        if not hasattr(local, "agent"):  # one compiled loop per worker thread
-            local.agent = Agent(acting, perception, limits)
-        result = local.agent.run(script.episode)
-        return script.task, _score(result, script), result, evidence_seen(result, script)
-
+    predictor = AgentPredictor(Agent(acting, perception, limits), workers=threads)
+    spec = RunSpec(policy=Component(name=type(policy).__name__), limits=limits)  # in memory only: nothing resumes
+    config = RunConfig(concurrency=threads, retries=1, timeout=None)
+    ended = (lambda _: batcher.finished()) if batcher is not None else None  # the others stop waiting for it
+    items = [EpisodeItem(script.episode) for script in scripts]
     try:
-        rows = map_with_progress(
-            run,
-            scripts,
-            threads=batch_size if batched else 1,  # each thread's turn joins the policy's next batch
-            label="held-out episodes",
-            describe=lambda done: f"success {100 * statistics.fmean(row[1] for row in done):.0f}%",
-            console=console,
+        records = asyncio.run(
+            run_items(items, predictor, None, config, spec=spec, grade=grade_episode, console=console, on_record=ended)
         )
     finally:
-        if batched:
-            serving.close()
-    report = summarize(rows)
+        predictor.close(wait=True)  # no timeout stopped an episode mid-way: every thread ends now
+    report = held_out(records, {script.id: script for script in scripts})
     report["seconds"] = time.perf_counter() - started
     return report
 
 
-def _score(result: EpisodeResult, script: Script) -> float:
-    if result.answer is None:
-        return 0.0
-    return float(get_task(script.task).official(result.answer, script.episode))
+def held_out(records: Sequence[Record], scripts: Mapping[str, Script]) -> dict:
+    """The report's figures: per task kind and overall, the one summary's means (`eval.summary`) beside the
+    evidence split, which needs the scripts."""
+    rows = summarize(records).rows
+    tasks = {task: _figures(rows[task], [r for r in records if r.task == task], scripts) for task in sorted(rows)}
+    return {"tasks": tasks, "overall": _figures(row_of(list(records)), records, scripts)}
+
+
+def _figures(row: TaskRow, records: Sequence[Record], scripts: Mapping[str, Script]) -> dict:
+    seen = [evidence_seen(r.result, scripts[r.key]) if r.result is not None else False for r in records]
+    when_seen = [r.official or 0.0 for r, saw in zip(records, seen, strict=True) if saw]
+    return {
+        "episodes": row.n,
+        "success": row.official if row.official is not None else 0.0,
+        "turns": row.turns or 0.0,
+        "tool_calls": row.tool_calls or 0.0,
+        "answered": 1.0 - row.unanswered / row.n if row.n else 0.0,
+        "format_errors": row.format_errors or 0.0,
+        "evidence_seen": statistics.fmean(seen) if seen else 0.0,
+        "success_when_seen": statistics.fmean(when_seen) if when_seen else None,
+    }
 
 
 def evidence_seen(result: EpisodeResult, script: Script) -> bool:
@@ -146,31 +132,6 @@ def evidence_seen(result: EpisodeResult, script: Script) -> bool:
     look in the right place (seen rarely) from one that looks but cannot read (seen, yet wrong)."""
     facts = [item.fact for item in script.evidence]
     return not facts or evidence_share(result, facts) == 1.0
-
-
-def summarize(rows: list[tuple[str, float, EpisodeResult, bool]]) -> dict:
-    by_task: dict[str, list] = defaultdict(list)
-    for task, score, result, seen in rows:
-        by_task[task].append((score, result, seen))
-    tasks = {task: _stats(items) for task, items in sorted(by_task.items())}
-    overall = _stats([item for items in by_task.values() for item in items])
-    return {"tasks": tasks, "overall": overall}
-
-
-def _stats(items: list[tuple[float, EpisodeResult, bool]]) -> dict:
-    scores = [score for score, _, _ in items]
-    results = [result for _, result, _ in items]
-    seen = [score for score, _, saw in items if saw]
-    return {
-        "episodes": len(items),
-        "success": statistics.fmean(scores) if scores else 0.0,
-        "turns": statistics.fmean(r.turns for r in results) if results else 0.0,
-        "tool_calls": statistics.fmean(r.tool_calls for r in results) if results else 0.0,
-        "answered": statistics.fmean(r.answer is not None for r in results) if results else 0.0,
-        "format_errors": statistics.fmean(r.format_errors for r in results) if results else 0.0,
-        "evidence_seen": statistics.fmean(saw for _, _, saw in items) if items else 0.0,
-        "success_when_seen": statistics.fmean(seen) if seen else None,
-    }
 
 
 def comparison_table(reports: dict[str, dict]) -> str:

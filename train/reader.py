@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import torch
+from pydantic import ValidationError
 from torch import nn
 
 from agentcvr.agent import Agent
@@ -23,6 +24,7 @@ from agentcvr.policies.teaching import looks
 from agentcvr.reader import Reader, ReadingItem
 from agentcvr.reading import evidence_text, option_letters, seen_from
 from agentcvr.script import Script
+from agentcvr.spec import Spec, SpecMismatch, check_resume
 
 
 def reading_items(scripts: Sequence[Script], limits: Limits) -> list[ReadingItem]:
@@ -65,3 +67,37 @@ def loss_of(scores: torch.Tensor, item: ReadingItem) -> torch.Tensor:
 def load_reader(folder: str | None) -> Reader | None:
     """The reader a run's `agent.reader` names, or None when it names none."""
     return None if folder in (None, "none") else Reader.load(folder)
+
+
+class ReaderSpec(Spec):
+    """What a reader fit computes with: its items (task kinds, scripts per kind, the training scripts' seed, which
+    also shuffles and initializes) and its head (learning rate, width, sentence encoder). Its folder's items, vectors
+    and checkpoint depend on all of them; `--examples` and `--eval-every` are not here: a resumed fit may change
+    them."""
+
+    tasks: list[str]
+    train_per_task: int
+    heldout_per_task: int
+    seed: int
+    lr: float
+    width: int
+    encoder: str
+
+
+def resume_folder(out: Path, spec: ReaderSpec) -> None:
+    """Record `spec` in `out/settings.json`; a folder made under another spec is refused naming what differs
+    (`agentcvr.spec.check_resume`, as every run resumes), and one whose settings.json is not a reader spec as unknown
+    settings."""
+    path = out / "settings.json"
+    if path.exists():
+        try:
+            written = ReaderSpec.model_validate_json(path.read_text())
+        except ValidationError as error:
+            problem = error.errors()[0]
+            raise SpecMismatch(
+                f"{path} does not hold a reader spec ({'.'.join(map(str, problem['loc']))}: {problem['msg']}): the "
+                "folder's settings are unknown, so this fit cannot resume it. Use another --out."
+            ) from None
+        check_resume(path, spec, [written])
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(spec.model_dump_json(indent=2) + "\n")

@@ -14,9 +14,9 @@ assistant turn.
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
 policy's own turns without tool output) reach the reward functions as keyword lists. The episodes of a generation
-batch run together, one thread each: `TurnBatcher` holds each episode's next turn until every live episode has asked
-for one, then samples them as one left-padded batch, its rows in episode order (so a seeded run samples the same
-rollouts again, whichever thread asks first).
+batch run together, one thread each: `agentcvr.batching.TurnBatcher` holds each episode's next turn until every live
+episode has asked for one, then samples them as one left-padded batch, its rows in episode order (so a seeded run
+samples the same rollouts again, whichever thread asks first).
 
 With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
 scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
@@ -24,7 +24,6 @@ scores the policy's looks by what the reader makes of them, which is how GRPO tr
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ from typing import Any
 import torch
 
 from agentcvr.agent import Agent
+from agentcvr.batching import TurnBatcher
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.policies.read_answers import Answerer, ReaderAnswers
@@ -126,6 +126,7 @@ class TokenPolicy:
 
 
 Sample = tuple[list[int], list[float]]  # the sampled ids (up to and with the stop token) and their log-probs
+Turn = tuple[list[int], int]  # one episode's token row and its turn's token budget
 
 
 def sample_batch(
@@ -193,54 +194,15 @@ def vllm_sampler(generation, stop_id: int, processes: int = 1) -> Callable[[list
     return sample
 
 
-class TurnBatcher:
-    """Gathers the next turn of every live episode and samples them together (`sample(rows, max_new) -> samples`)."""
+def turn_sampler(sample: Callable[[list[list[int]], int], list[Sample]]) -> Callable[[list[Turn]], list[Sample]]:
+    """`sample(rows, max_new)` over a batch of turns (`TurnBatcher`'s run): one call with the largest budget, each
+    row then keeping its own first `max_new` tokens."""
 
-    def __init__(self, sample: Callable[[list[list[int]], int], list[Sample]], live: int):
-        self.sample, self.live = sample, live
-        self._cond = threading.Condition()
-        self._pending: dict[int, tuple[list[int], int]] = {}
-        self._results: dict[int, Sample | BaseException] = {}
-        self._slots: dict[int, int] = {}  # thread -> its episode's place in the rollout batch
-        self.batches: list[int] = []  # the size of each sampled batch
+    def run(turns: list[Turn]) -> list[Sample]:
+        samples = sample([ids for ids, _ in turns], max(n for _, n in turns))
+        return [(new[:n], logprobs[:n]) for (_, n), (new, logprobs) in zip(turns, samples, strict=True)]
 
-    def bind(self, slot: int) -> None:
-        """The calling thread runs the episode at `slot`: its turns take that row of every batch, so the rows (and
-        what a seeded sampler draws for each) do not depend on which thread asked first."""
-        with self._cond:
-            self._slots[threading.get_ident()] = slot
-
-    def __call__(self, ids: list[int], max_new_tokens: int) -> Sample:
-        key = threading.get_ident()
-        with self._cond:
-            self._pending[key] = (ids, max_new_tokens)
-            self._run_if_ready()
-            while key not in self._results:
-                self._cond.wait()
-            result = self._results.pop(key)
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def finished(self) -> None:
-        """An episode ended: the others no longer wait for it."""
-        with self._cond:
-            self.live -= 1
-            self._run_if_ready()
-
-    def _run_if_ready(self) -> None:
-        if not self._pending or len(self._pending) < self.live:
-            return
-        batch = dict(sorted(self._pending.items(), key=lambda item: self._slots.get(item[0], -1)))
-        self._pending = {}
-        try:
-            samples = self.sample([ids for ids, _ in batch.values()], max(n for _, n in batch.values()))
-            for (key, (_, n)), (new, logprobs) in zip(batch.items(), samples, strict=True):
-                self._results[key] = (new[:n], logprobs[:n])  # a row with less room keeps its first n tokens
-        except Exception as error:  # every waiting episode records the failure
-            self._results.update(dict.fromkeys(batch, error))
-        self.batches.append(len(batch))
-        self._cond.notify_all()
+    return run
 
 
 class RolloutFunc:
@@ -274,7 +236,7 @@ class RolloutFunc:
         else:
             sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
             sample = lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling)  # noqa: E731
-        batcher = TurnBatcher(sample, live=len(rows))
+        batcher: TurnBatcher[Turn, Sample] = TurnBatcher(turn_sampler(sample), episodes=len(rows))
         episodes, policies = [], []
         for prompt, row in zip(prompts, rows, strict=True):
             episode = self.episodes[row["episode_id"]]
@@ -290,7 +252,7 @@ class RolloutFunc:
                     tools=self.tools,
                     max_new_tokens=self.max_new_tokens,
                     max_completion_length=args.max_completion_length,
-                    sampler=batcher,
+                    sampler=lambda ids, n: batcher((ids, n)),
                 )
             )
 

@@ -1,19 +1,30 @@
-"""Sim-to-real fidelity: the comparison table rows, and a real run over rendered BU and FSA episodes."""
+"""Sim-to-real fidelity: the comparison table rows; the one items path's retries, timeout and resume under the same
+spec alone (two rule simulators standing in for the two perceptions); a real run over rendered BU and FSA episodes."""
 
 from __future__ import annotations
 
+import io
 import json
+import time
 from dataclasses import asdict
 
 import pytest
 from rich.console import Console
 
+from agentcvr import cancel
+from agentcvr.agent import Agent
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.interfaces import Limits
+from agentcvr.policies.expert import ExpertPolicy
 from agentcvr.script import Event, Evidence, Script, VideoScript, write_jsonl
 from agentcvr.spec import Component, RunSpec, SpecMismatch
 from agentcvr.trace import EpisodeResult, Step
-from eval.fidelity import Pair, compare, finished_pairs, run_fidelity
+from eval.agent_mode import AgentPredictor
+from eval.fidelity import Pair, compare, run_fidelity, run_pairs
+from eval.record import read_latest
+from eval.runner import RunConfig
+from scripts_gen.generate import generate
+from simulator.script_sim import ScriptSimulator
 from tests.rendered import needs_tools
 
 
@@ -92,35 +103,134 @@ def test_expert_fidelity_on_rendered_episodes(tmp_path):
     assert rows["all"].real_call_ms > rows["all"].sim_call_ms > 0
     assert "Sim-to-real fidelity" in console.export_text()
     summary = json.loads((tmp_path / "out" / "fidelity.json").read_text())
-    assert summary["episodes"] == 2 and summary["rows"][-1]["task"] == "all"
+    assert summary["episodes"] == 2 and summary["failed"] == {} and summary["rows"][-1]["task"] == "all"
     pairs = (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()
-    assert len(pairs) == 2 and json.loads(pairs[1])["real"]["steps"][0]["tool"] == "observe"
+    assert len(pairs) == 2 and json.loads(pairs[1])["result"]["steps"][0]["tool"] == "observe"
+    assert json.loads(pairs[1])["reference"]["steps"][0]["tool"] == "observe"  # the simulator's trace beside it
 
-    # A kill tore the last record: running again reads the first pair back and runs only the second episode.
+    # A kill tore the last record: --resume reads the first pair back and runs only the second episode.
     (tmp_path / "out" / "pairs.jsonl").write_text(pairs[0] + "\n" + pairs[1][: len(pairs[1]) // 2])
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        run_fidelity(tmp_path / "rendered", "expert", out_dir=tmp_path / "out", console=console)
     console = Console(record=True, width=200)
-    again = run_fidelity(tmp_path / "rendered", "expert", out_dir=tmp_path / "out", console=console)
+    resume = RunConfig(concurrency=1, resume=True)
+    again = run_fidelity(tmp_path / "rendered", "expert", out_dir=tmp_path / "out", console=console, config=resume)
     assert "resumed: 1 episodes read back" in console.export_text()
-    assert again.pairs[0] == report.pairs[0]  # read back as it was
+    assert again.pairs[0] == report.pairs[0]  # computed again from the traces read back
     assert [p.real_answer for p in again.pairs] == [p.real_answer for p in report.pairs]
-    assert len((tmp_path / "out" / "pairs.jsonl").read_text().splitlines()) == 2
+    assert len(read_latest(tmp_path / "out" / "pairs.jsonl")[0]) == 2
+
+
+SCRIPTS = generate("NC", 2, seed=5)
+TABLE = {script.id: script for script in SCRIPTS}
+CHOSEN = [(script, script.episode) for script in SCRIPTS]
+SPEC = RunSpec(
+    policy=Component(name="expert"), perception=Component(name="real"), reference=Component(name="sim"), limits=Limits()
+)
+FAST = {"concurrency": 1, "backoff": 0.001}
+
+
+class Flaky:
+    """The expert, whose backend fails its first `down` calls."""
+
+    protocol = "tools"
+
+    def __init__(self, down: int = 0):
+        self.expert, self.down, self.calls = ExpertPolicy(TABLE), down, 0
+
+    def act(self, messages, episode):
+        self.calls += 1
+        if self.calls <= self.down:
+            raise ConnectionError("server down")
+        return self.expert.act(messages, episode)
+
+
+def pairs_of(policy, out, spec=SPEC, **config):
+    """Both runs through two rule simulators (the second standing in for real perception)."""
+    reference = Agent(policy, ScriptSimulator(TABLE), Limits(max_turns=6))
+    predictor = AgentPredictor(Agent(policy, ScriptSimulator(TABLE), Limits(max_turns=6)), reference=reference)
+    try:
+        return run_pairs(CHOSEN, predictor, spec, out, RunConfig(**{**FAST, **config}), Console(file=io.StringIO()))
+    finally:
+        predictor.close()
+
+
+def test_fidelity_retries_a_policy_error_and_resumes_only_when_asked(tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    policy = Flaky(down=1)
+    pairs, failed = pairs_of(policy, out, retries=2)
+    assert failed == {} and [(p.episode_id, p.agree) for p in pairs] == [(s.id, True) for s in SCRIPTS]
+    records = read_latest(out)[0]
+    assert [r.attempts for r in records.values()] == [2, 1]  # the first episode's first try met the error
+    assert all(r.result.answer == r.reference.answer == r.output and r.official == 1.0 for r in records.values())
+    calls = policy.calls
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        pairs_of(policy, out)
+    again, _ = pairs_of(policy, out, resume=True)
+    assert again == pairs and policy.calls == calls  # read back, nothing run again
+
+
+def test_an_episode_whose_tries_all_fail_has_no_pair_and_runs_again_on_resume(tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    pairs, failed = pairs_of(Flaky(down=2), out, retries=2)  # the reference run of the first episode fails twice
+    first, second = (script.id for script in SCRIPTS)
+    assert [p.episode_id for p in pairs] == [second]
+    assert failed == {first: "PolicyBackendError: ConnectionError: server down (in the reference run)"}
+    assert (
+        read_latest(out)[0][first].result.failure
+        == "PolicyBackendError: ConnectionError: server down (in the reference run)"
+    )
+    pairs, failed = pairs_of(Flaky(), out, resume=True)
+    assert failed == {} and [p.episode_id for p in pairs] == [first, second]
+
+
+def test_a_try_past_its_timeout_is_stopped_and_recorded_as_failed(tmp_path):
+    class Stuck:
+        protocol = "tools"
+
+        def act(self, messages, episode):
+            while True:
+                cancel.check()
+                time.sleep(0.005)
+
+    pairs, failed = pairs_of(Stuck(), None, retries=1, timeout=0.05)
+    assert pairs == [] and set(failed.values()) == {"timed out after 0.05 s"}
 
 
 def test_pairs_of_another_spec_are_refused_naming_what_differs(tmp_path):
-    pair = Pair("BU-000000", "BU", "A", "A", True, None, 1.0, 1.0)
-    spec = RunSpec(
-        policy=Component(name="gguf"),
-        perception=Component(name="real"),
-        reference=Component(name="sim"),
-        limits=Limits(max_turns=10),
-    )
-    path = tmp_path / "pairs.jsonl"
-    path.write_text(json.dumps({"spec": spec.model_dump(mode="json"), "pair": asdict(pair)}) + "\n")
-    assert finished_pairs(path, spec) == {"BU-000000": pair}
-    other = spec.model_copy(update={"limits": Limits(max_turns=20), "reference": Component(name="llm-sim")})
-    with pytest.raises(SpecMismatch, match='limits.max_turns: 20 != 10; reference.name: "llm-sim" != "sim"'):
-        finished_pairs(path, other)
-    # a folder written before specs were recorded (a "setting" dict) is not resumed either
-    path.write_text(json.dumps({"setting": {"policy": "gguf"}, "pair": asdict(pair)}) + "\n")
-    with pytest.raises(SpecMismatch, match="1 record\\(s\\) without a run spec"):
-        finished_pairs(path, spec)
+    out = tmp_path / "pairs.jsonl"
+    pairs_of(Flaky(), out)
+    other = SPEC.model_copy(update={"limits": Limits(max_turns=10), "reference": Component(name="llm-sim")})
+    with pytest.raises(SpecMismatch, match='limits.max_turns: 10 != 20; reference.name: "llm-sim" != "sim"'):
+        pairs_of(Flaky(), out, spec=other, resume=True)
+
+
+def test_a_folder_written_before_pairs_were_records_is_refused(tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    pair = Pair("NC-000000", "NC", "A", "A", True, None, 1.0, 1.0)
+    out.write_text(json.dumps({"spec": SPEC.model_dump(mode="json"), "pair": asdict(pair)}) + "\n")
+    with pytest.raises(SpecMismatch, match="holds lines that are not records"):
+        pairs_of(Flaky(), out, resume=True)
+
+
+def test_the_command_refuses_another_specs_folder_before_loading_anything(tmp_path):
+    """`agentcvr eval fidelity --resume` into a folder of another policy's records: exit 2, naming what differs."""
+    from typer.testing import CliRunner
+
+    from agentcvr.cli import app
+    from eval.record import Record, RecordLog
+
+    rendered, out = tmp_path / "rendered", tmp_path / "out"
+    rendered.mkdir()
+    write_jsonl(SCRIPTS, rendered / "scripts.jsonl")
+    videos = [
+        {"index": v.index, "path": f"{s.id}/video_{v.index}.mp4", "offset": 0.0} for s in SCRIPTS for v in s.videos
+    ]
+    manifest = [{"id": s.id, "videos": [v for v in videos if v["path"].startswith(s.id)]} for s in SCRIPTS]
+    (rendered / "manifest.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in manifest))
+    log = RecordLog(out / "pairs.jsonl")
+    log.append(Record(key=SCRIPTS[0].id, task="NC", spec=SPEC.model_copy(update={"policy": Component(name="random")})))
+    log.close()
+    args = ["eval", "fidelity", str(rendered), "--out", str(out), "--resume", "--retries", "2", "--timeout", "60"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and 'policy.name: "expert" != "random"' in result.output, result.output

@@ -3,17 +3,20 @@ resume only when asked, survive a torn last line, retry a policy error then reco
 past its timeout, summarize."""
 
 import asyncio
+import io
 import json
 import threading
 import time
 
 import pytest
+from rich.console import Console
 
 from agentcvr import cancel
 from agentcvr.agent import Agent
 from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.spec import Component, RunSpec
+from agentcvr.trace_view import trace_panel
 from eval.agent_mode import AgentPredictor, EpisodeItem, grade_episode
 from eval.record import read_latest
 from eval.runner import RunConfig, run_items
@@ -93,6 +96,14 @@ def test_a_policy_error_is_retried_then_recorded_as_failed_and_scores_0(tmp_path
     assert [(r.status, r.attempts, r.official, r.strict) for r in records] == [("failed", 3, 0.0, 0.0)]
     assert records[0].error == "PolicyBackendError: ConnectionError: server down"
     assert summarize(records).rows["NC"].failed == 1 and summarize(records).scorable == 0
+    # the last try's partial trace is kept, on disk too, and the trace view shows the error
+    written = read_latest(tmp_path / "a.jsonl")[0][pet_script.id].result
+    assert written == records[0].result and written.failure == "policy_error"
+    assert [(s.kind, s.error) for s in written.steps] == [("policy_error", "ConnectionError: server down")]
+    console = Console(record=True, width=200, file=io.StringIO())
+    console.print(trace_panel(written, pet_script.episode))
+    shown = console.export_text()
+    assert "server down" in shown and "failure=policy_error" in shown
 
 
 class Stuck:
@@ -118,13 +129,28 @@ def test_a_try_past_its_timeout_is_stopped_and_recorded(tmp_path, pet_script, si
     records = run([pet_script.episode], Agent(policy, simulator), None, retries=1, timeout=0.05)
     assert [(r.status, r.error) for r in records] == [("failed", "timed out after 0.05 s")]
     assert policy.stopped.wait(2)  # the worker thread was told to stop, not left running
+    empty = records[0].result  # no step came back from the stopped try: an explicit empty trace naming why
+    assert (empty.episode_id, empty.steps, empty.failure) == (pet_script.id, [], "timed out after 0.05 s")
+
+
+def test_a_failed_item_of_a_predictor_without_traces_has_none(pet_script):
+    class Down:
+        async def predict(self, item):
+            raise ConnectionError("server down")
+
+    items = [EpisodeItem(pet_script.episode)]
+    records = asyncio.run(run_items(items, Down(), None, RunConfig(**FAST, retries=1), spec=SPEC))
+    assert [(r.status, r.result) for r in records] == [("failed", None)]  # a single-pass VLM call has no trace
 
 
 def test_summary_counts_failures_and_turns(tmp_path, pet_script, simulator):
     ok = run([pet_script.episode], Agent(ScriptedPolicy([answer("B")]), simulator), None)
     bad = run([pet_script.episode], Agent(ScriptedPolicy(["?"] * 4), simulator), None)
+    down = run([pet_script.episode], Agent(DownThenBack(down=9), simulator), None, retries=1)
     summary = summarize([*ok, *bad])
     row = summary.rows["NC"]
     assert row.n == 2 and row.official == 0.5 and row.unanswered == 1 and row.failed == 0 and row.turns == 2.5
+    with_failure = summarize([*ok, *bad, *down]).rows["NC"]  # a failure's partial trace is not averaged
+    assert (with_failure.n, with_failure.failed, with_failure.turns) == (3, 1, 2.5)
     table = score_table({"scripted": summary})
     assert table.row_count == 1 and table.columns[3].header == "success %"

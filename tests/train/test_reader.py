@@ -3,6 +3,8 @@ wrapper that makes a master's choice-task answers the reader's inside the real a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -133,8 +135,9 @@ def test_train_reader_command_writes_a_curve_and_a_reader(tmp_path):
     assert (out / "reader" / "head.pt").exists() and (out / "sentences.pt").exists()
     again = CliRunner().invoke(app, [*args, "--examples", "8"])  # finished: resumes to nothing more
     assert again.exit_code == 0 and len((out / "curve.jsonl").read_text().splitlines()) == 2
-    other = CliRunner().invoke(app, [*args, "--examples", "16", "--lr", "0.01"])  # other settings, same folder
-    assert other.exit_code != 0 and "lr: 0.001 there, 0.01 now" in other.output
+    other = CliRunner().invoke(app, [*args, "--examples", "16", "--lr", "0.01"], env={"COLUMNS": "400"})
+    assert other.exit_code == 2 and "written under another run spec" in other.output  # the run engine's refusal
+    assert "it differs in lr: 0.01 != 0.001 (this run's value first)" in other.output, other.output
     bad = CliRunner().invoke(app, ["train-reader", "--out", str(out), "--tasks", "FSA"])
     assert bad.exit_code != 0 and "not choice task kinds" in bad.output
 
@@ -206,3 +209,22 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
     agent = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
     assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
+
+
+def test_a_reader_folder_resumes_only_under_its_spec_and_reads_settings_written_before_specs(tmp_path):
+    from agentcvr.spec import SpecMismatch
+    from train.reader import ReaderSpec, resume_folder
+
+    spec = ReaderSpec(
+        tasks=["BU", "NC"], train_per_task=1600, heldout_per_task=100, seed=0, lr=1e-3, width=128, encoder="minilm-l6"
+    )
+    old = {"tasks": ["BU", "NC"], "train_per_task": 1600, "heldout_per_task": 100, "seed": 0, "lr": 0.001}
+    (tmp_path / "settings.json").write_text(json.dumps({**old, "width": 128, "encoder": "minilm-l6"}, indent=2))
+    resume_folder(tmp_path, spec)  # the settings.json train-reader wrote before specs: the same settings
+    assert ReaderSpec.model_validate_json((tmp_path / "settings.json").read_text()) == spec
+    other = spec.model_copy(update={"tasks": ["NC"], "seed": 3})
+    with pytest.raises(SpecMismatch, match=r'seed: 3 != 0; tasks: \["NC"\] != \["BU", "NC"\]'):
+        resume_folder(tmp_path, other)
+    (tmp_path / "settings.json").write_text(json.dumps(old))  # written by a version without width and encoder
+    with pytest.raises(SpecMismatch, match="does not hold a reader spec \\(width: Field required\\)"):
+        resume_folder(tmp_path, spec)
