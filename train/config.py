@@ -38,7 +38,11 @@ class ModelConfig(_Section):
     """The policy: a tiny Qwen2 built from a config, or a pretrained checkpoint."""
 
     kind: Literal["tiny", "pretrained"] = "tiny"
-    name_or_path: str | None = Field(default=None, description="Checkpoint for kind=pretrained (hub id or folder).")
+    name_or_path: str | None = Field(
+        default=None,
+        description="Checkpoint for kind=pretrained: a hub id, a folder, or gguf:NAME (a registry GGUF, `agentcvr "
+        "models --list`) / gguf:FILE.gguf, dequantized to float32 once into the run folder (base/).",
+    )
     vocab_size: int = Field(default=2048, description="BPE vocabulary trained on the generated corpus (tiny only).")
     hidden_size: int = 128
     intermediate_size: int = 384

@@ -49,8 +49,14 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
     g = cfg.grpo
     # transformers 5 reads the TensorBoard folder from the environment (TrainingArguments lost `logging_dir`).
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(logging_dir)
+    # TRL loads the policy given as a path (and the KL reference model) with these; without them it loads float32 and
+    # its default attention, whatever model.dtype and model.attn_implementation say.
+    model_init = {"dtype": cfg.model.dtype}
+    if cfg.model.attn_implementation:
+        model_init["attn_implementation"] = cfg.model.attn_implementation
     return GRPOConfig(
         output_dir=str(output_dir),
+        model_init_kwargs=model_init,
         seed=cfg.seed,
         use_cpu=g.use_cpu,
         bf16=g.bf16,

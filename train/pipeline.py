@@ -10,6 +10,7 @@ Layout of a run folder:
     warmstart/             SFT model, tokenizer, policy.json (action format), tools.json (tool calls only),
                            sft.json, sft_loss.png, DONE (while it trains: sft_checkpoint.pt, tokenizer/)
     eval_teacher.json  eval_warmstart.json  eval_final.json   (+ *_reading: the teacher looks, the policy answers)
+    base/                  a gguf:NAME pretrained model dequantized (model.name_or_path), where one is named
     grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
     metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
     final/                 the trained policy: `agentcvr run --policy hf:RUN/final`
@@ -106,14 +107,14 @@ class Run:
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.actions import tool_schemas
         from train import sft
-        from train.tiny_model import build_tiny_model, load_policy_model, parameter_count
+        from train.tiny_model import build_tiny_model, load_policy_model, parameter_count, pretrained_source
         from train.tokenizer import train_tokenizer
         from train.trajectories import scripts_by_id, teacher_conversations
 
         if not self.cfg.sft.enabled:
             if self.cfg.model.kind != "pretrained" or not self.cfg.model.name_or_path:
                 raise ValueError("without the warm start (sft.enabled=false) the policy must be model.kind=pretrained")
-            return self.cfg.model.name_or_path
+            return pretrained_source(self.cfg.model, self.out / "base")
         if world_size() > 1:
             raise RuntimeError("the warm start runs in one process: run it first without accelerate, then --resume")
         folder = self.out / "warmstart"
@@ -150,8 +151,9 @@ class Run:
         else:
             from transformers import AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(self.cfg.model.name_or_path)
-            model = load_policy_model(self.cfg.model)
+            base = pretrained_source(self.cfg.model, self.out / "base")
+            tokenizer = AutoTokenizer.from_pretrained(base)
+            model = load_policy_model(self.cfg.model, base)
             texts = sft.render(tokenizer, conversations, tools)
         self.timings["trajectories"] = time.perf_counter() - started
         self.log(

@@ -1,7 +1,11 @@
-"""A small Qwen2-architecture policy built from a config (no download), or a pretrained one for the GPU presets."""
+"""A small Qwen2-architecture policy built from a config (no download), or a pretrained one for the GPU presets
+(a hub id, a folder, or a registry GGUF dequantized once: `model.name_or_path: gguf:qwen2.5-coder-0.5b`)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,17 +39,68 @@ def build_tiny_model(cfg: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed:
     return model
 
 
-def load_policy_model(cfg: ModelConfig) -> PreTrainedModel:
-    """A pretrained causal LM (GPU presets: Qwen3-4B/8B, or the language part of Qwen3-VL)."""
+def load_policy_model(cfg: ModelConfig, source: str | None = None) -> PreTrainedModel:
+    """A pretrained causal LM (GPU presets: Qwen3-4B/8B, or the language part of Qwen3-VL) from `source` (what
+    `pretrained_source` resolved), else `cfg.name_or_path`."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    if not cfg.name_or_path:
+    source = source or cfg.name_or_path
+    if not source:
         raise ValueError("model.kind=pretrained needs model.name_or_path")
     kwargs = {"dtype": getattr(torch, cfg.dtype)}
     if cfg.attn_implementation:
         kwargs["attn_implementation"] = cfg.attn_implementation
-    return AutoModelForCausalLM.from_pretrained(cfg.name_or_path, **kwargs)
+    return AutoModelForCausalLM.from_pretrained(source, **kwargs)
+
+
+GGUF_PREFIX = "gguf:"
+
+
+def pretrained_source(cfg: ModelConfig, base: Path) -> str:
+    """What kind=pretrained loads from (the trainer, its reference model, the tokenizer alike): `name_or_path` as
+    given, or, for `gguf:NAME` (a registry GGUF, fetched and verified by `ensure_model`) or `gguf:FILE.gguf`, the
+    folder `base` holding that file's model and tokenizer (its chat template included) dequantized to float32, made
+    once (~2 min and ~4 GB RAM for the 0.5B on one core). Every later stage then loads a plain folder, as it would a
+    hub checkpoint."""
+    if not cfg.name_or_path:
+        raise ValueError("model.kind=pretrained needs model.name_or_path")
+    if not cfg.name_or_path.startswith(GGUF_PREFIX):
+        return cfg.name_or_path
+    base = Path(base)
+    if not (base / DEQUANTIZED).exists():
+        from agentcvr.models import ensure_model
+
+        name = cfg.name_or_path[len(GGUF_PREFIX) :]
+        dequantize_gguf(Path(name) if name.endswith(".gguf") else ensure_model(name), base)
+    return str(base)
+
+
+DEQUANTIZED = "DEQUANTIZED"  # written last: the folder is complete; it names the GGUF file
+
+
+def dequantize_gguf(gguf: Path, folder: Path) -> None:
+    """Save a GGUF file's model (float32) and tokenizer as a transformers checkpoint in `folder`."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    building = folder.with_name(f".{folder.name}.{os.getpid()}")
+    shutil.rmtree(building, ignore_errors=True)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # The weights are plain float32 now, but transformers keeps the GGUF quantizer on the model and then refuses to
+    # save it ("quantized with gguf and is not serializable"): the trainer's checkpoints and the final policy too.
+    model.hf_quantizer = None
+    del model.config.quantization_config
+    model.save_pretrained(building)
+    tokenizer.save_pretrained(building)
+    (building / DEQUANTIZED).write_text(gguf.name)
+    try:
+        building.rename(folder)
+    except OSError:  # another process finished first
+        shutil.rmtree(building, ignore_errors=True)
+        if not (folder / DEQUANTIZED).exists():
+            raise
 
 
 def parameter_count(model: PreTrainedModel) -> int:

@@ -22,3 +22,14 @@ def test_unknown_key_and_preset_fail_with_the_valid_ones():
         load_config("cpu-tiny", ["grpo.max_stepz=3"])
     with pytest.raises(ValueError, match="cpu-tiny"):
         load_config("no-such-preset")
+
+
+def test_the_model_settings_reach_the_trainer_that_loads_the_policy(tmp_path):
+    """TRL loads a policy given as a path, and its KL reference, with `model_init_kwargs`: a GPU preset's bfloat16
+    weights and flash attention must reach it (without them TRL loads float32 with its default attention)."""
+    from train.grpo import grpo_args
+
+    on_cpu = ["grpo.use_cpu=true", "grpo.bf16=false", "grpo.use_vllm=false", "grpo.deepspeed=null"]
+    args = grpo_args(load_config("gpu-qwen3-8b", on_cpu), tmp_path, tmp_path)
+    assert args.model_init_kwargs == {"dtype": "bfloat16", "attn_implementation": "flash_attention_2"}
+    assert grpo_args(load_config("cpu-tiny"), tmp_path, tmp_path).model_init_kwargs == {"dtype": "float32"}
