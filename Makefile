@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 APT_PACKAGES := ffmpeg espeak-ng tesseract-ocr tesseract-ocr-eng chromium
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: setup system-packages models demo test lint check
+.PHONY: setup system-packages models demo test test-heavy lint check
 setup: $(VENV)/.installed models
 
 system-packages:
@@ -59,5 +59,9 @@ check:
 
 # The GGUF tests run in a process of their own: llama.cpp segfaults when it shares one with torch/ctranslate2/av.
 test: setup lint
-	$(BIN)/pytest -q -m "not gguf"
-	$(BIN)/pytest -q -m gguf
+	$(BIN)/pytest -q -m "not gguf and not heavy"
+	$(BIN)/pytest -q -m "gguf and not heavy"
+
+# Opt-in: a GPU preset through train-sim on the CPU with the real Qwen2.5-Coder-0.5B (~14 min, 15 GB RAM, 12 GB disk).
+test-heavy: setup
+	$(BIN)/pytest -q -m heavy
