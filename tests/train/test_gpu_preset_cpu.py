@@ -7,9 +7,10 @@ GRPO steps. The rest is the preset's: no warm start, the KL reference model, gra
 steps per generation batch, its sampling, rewards and nine task kinds. So the preset path meets a real tokenizer's
 tool-call template here before it meets a GPU.
 
-Marked slow and heavy (`make test-heavy`; `make test` leaves it out), not gguf: it reads the 0.5B GGUF that `agentcvr models` fetches (skipped without it) through torch,
-and the gguf lane is llama.cpp's own process (Makefile). ~14 min and 15 GB of RAM on one thread; ~12 GB
-written to its temporary folder (the dequantized base, the trainer's checkpoint with optimizer, the final policy).
+Marked slow and heavy (`make test-heavy`; `make test` leaves it out), not gguf: it reads the 0.5B GGUF that
+`agentcvr models` fetches (skipped without it) through torch, and the gguf lane is llama.cpp's own process
+(Makefile). ~14 min and 15 GB of RAM on one thread; ~12 GB written to its temporary folder (the dequantized base,
+the trainer's checkpoint with optimizer, the final policy).
 """
 
 from __future__ import annotations
