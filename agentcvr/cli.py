@@ -81,7 +81,7 @@ def gen_scripts(
 @app.command()
 def run(
     policy: Annotated[
-        str, typer.Option(help=f"Master policy: {', '.join(POLICIES)} (gguf:NAME, hf:DIR, openai:MODEL).")
+        str, typer.Option(help=f"Master policy: {', '.join(POLICIES)} (gguf:NAME, hf:DIR, openai:MODEL, trained:NAME).")
     ] = "gguf",
     perception: Annotated[str, typer.Option(help=f"What the tools see through: {', '.join(PERCEPTIONS)}.")] = "sim",
     scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),

@@ -4,7 +4,9 @@ Policies: `expert`, `scan` (the scan teacher: looks at every video whole, then a
 embedded master: on the choice tasks the scan's looks and the shipped reader's answer, on the others the model scans
 every video, zooms in and answers; `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
 model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
-`openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`.
+`openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`,
+`trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v1` by default, that makes
+every call itself; the shipped reader answers what it can from those looks).
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
 orchestration. Training builds its simulator here too (`make_training_perception`).
