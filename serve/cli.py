@@ -22,7 +22,9 @@ def serve_command(
     workers: Annotated[int, typer.Option(help="Server processes; each loads its own models.", min=1)] = 1,
     settings: Annotated[Path | None, typer.Option(help="YAML/JSON settings file (AGENTCVR_* variables win).")] = None,
     media_root: Annotated[Path | None, typer.Option(help="Folder that request video paths are confined to.")] = None,
-    policy: Annotated[str | None, typer.Option(help="Master policy: gguf (default), trained, openai:MODEL, hf:DIR.")] = None,
+    policy: Annotated[
+        str | None, typer.Option(help="Master policy: gguf (default), trained, openai:MODEL, hf:DIR.")
+    ] = None,
     trace_dir: Annotated[
         Path | None,
         typer.Option(

@@ -28,7 +28,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="AGENTCVR_", extra="forbid")
 
-    policy: str = Field(default="gguf", description="Master policy: gguf (embedded), gguf:FILE, trained (looker-v1), openai:MODEL, hf:DIR.")
+    policy: str = Field(
+        default="gguf",
+        description="Master policy: gguf (embedded), gguf:FILE, trained (looker-v1), openai:MODEL, hf:DIR.",
+    )
     policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL for policy openai:MODEL.")
     policy_threads: int | None = Field(
         default=None, ge=1, description="CPU threads of the embedded master (default: every core, up to 8)."

@@ -57,7 +57,9 @@ def crossvid_command(
     concurrency: Concurrency = 8,
     retries: Retries = 3,
     timeout: Timeout = 900.0,
-    policy: Annotated[str, typer.Option(help="Agent mode: master policy (gguf, trained, openai:MODEL, hf:DIR).")] = "gguf",
+    policy: Annotated[
+        str, typer.Option(help="Agent mode: master policy (gguf, trained, openai:MODEL, hf:DIR).")
+    ] = "gguf",
     base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
     max_turns: Annotated[int, typer.Option(help=f"Agent mode: {MAX_TURNS_HELP}", min=1)] = 20,
     vlm_url: Annotated[
