@@ -1,8 +1,9 @@
 """Short names for the swappable parts behind the loop, resolved in one place.
 
 Policies: `expert`, `scan` (the scan teacher: looks at every video whole, then answers), `random`, `gguf` (the
-embedded master: on the choice tasks the scan's looks and the shipped reader's answer, on the others the model scans
-every video, zooms in and answers; `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
+embedded master: on the choice tasks the scan's looks and the shipped reader's answer, on FSA and CCQA the scan's
+looks and an answer matched from the observed sentences, on PSS the model scans every video, zooms in and answers;
+`reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
 model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`,
 `trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v1` by default, that makes
@@ -112,8 +113,8 @@ class RandomOptions(PolicyOptions):
 
 
 class GGUFOptions(PolicyOptions):
-    """The embedded master: by default the shipped reader answers its choice tasks after the scan, and the model
-    looks and answers the rest (docs/reader.md); `reader=none` is the zero-shot model alone."""
+    """The embedded master: by default the shipped reader answers its choice tasks (and matches FSA and CCQA) after
+    the scan, and the model looks and answers PSS (docs/reader.md); `reader=none` is the zero-shot model alone."""
 
     reader: str | None = Field(default="scan-v1", description=READER_HELP)
     reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
