@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
 
-# Task kinds whose answer is one or more of the listed options: the reader answers these; the others (FSA's interval,
-# PSS's order, CCQA's free text) stay with the master.
+# Task kinds whose answer is one or more of the listed options: the reader's head answers these. FSA's interval and
+# CCQA's free text are matched from the observed sentences (`agentcvr/matching.py`); PSS's order stays the master's.
 CHOICE_TASKS = frozenset({"BU", "NC", "CC", "PEA", "PI", "MSR", "MOC"})
 MULTI_SELECT_TASKS = frozenset({"BU"})
-# Task kinds answered by matching observed sentences (`agentcvr/matching.py`): FSA's segment, CCQA's contrasts.
-MATCHED_TASKS = frozenset({"FSA", "CCQA"})
 
 _HEADER = re.compile(r"^Video (\d+), (?:seen|heard)\b.*:$")  # what `header` writes
 _STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
