@@ -8,10 +8,11 @@ measured. `pack(source, folder, command)` makes such a folder from a training ru
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
+
+from agentcvr.models import file_sha256
 
 MANIFEST = "manifest.json"
 # What HFPolicy needs of a checkpoint; everything else in a run folder (optimizer state, logs) stays behind.
@@ -30,10 +31,6 @@ SHIPPED = {"looker-v1": Path(__file__).parent / "masters" / "looker-v1"}
 DEFAULT_TRAINED = "looker-v1"  # `--policy trained`
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def master_folder(name: str | Path) -> Path:
     """A shipped master's folder, verified against its manifest; any other name is taken as a checkpoint folder."""
     if not (isinstance(name, str) and name in SHIPPED):
@@ -49,7 +46,7 @@ def master_folder(name: str | Path) -> Path:
         path = folder / file
         if not path.is_file():
             raise FileNotFoundError(f"shipped master {name!r} is missing {file} ({folder})")
-        if (digest := _sha256(path)) != recorded:
+        if (digest := file_sha256(path)) != recorded:
             raise ValueError(f"shipped master {name!r}: {file} is damaged (sha256 {digest}, manifest says {recorded})")
     return folder
 
@@ -64,7 +61,7 @@ def pack(source: Path, folder: Path, command: str) -> dict:
     for name in CHECKPOINT_FILES:
         if (source / name).is_file():
             shutil.copyfile(source / name, folder / name)
-            files[name] = _sha256(folder / name)
+            files[name] = file_sha256(folder / name)
     manifest = {"files": files, "command": command, "source": str(source)}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

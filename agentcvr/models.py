@@ -269,12 +269,13 @@ def _verify_folder(spec: ModelSpec, folder: Path, trust_stamp: bool = True) -> b
         stat = path.stat()
         if stamp.get(item.name) == [item.size, stat.st_mtime_ns, item.sha256]:
             continue
-        if _sha256(path) != item.sha256:
+        if file_sha256(path) != item.sha256:
             return False
     return True
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """A file's sha256, read in chunks (the weights, a reader's head, a shipped master's files)."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(_CHUNK):

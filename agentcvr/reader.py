@@ -20,7 +20,6 @@ input, so no letter prior can pay. Trained by `agentcvr train-reader` (`train/re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from torch import nn
 
 from agentcvr.episode import Episode
 from agentcvr.matching import contrasts, matching_segment
+from agentcvr.models import ensure_model, file_sha256
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.reading import (
     CHOICE_TASKS,
@@ -51,6 +51,7 @@ CONFIG_FILE = "reader.json"
 SHIPPED = {"scan-v1": Path(__file__).parent / "readers" / "scan-v1"}
 FEATURES = 11
 READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
+MATCHED = {"FSA": matching_segment, "CCQA": contrasts}  # kinds answered by `agentcvr/matching.py`, untrained
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
 
@@ -178,10 +179,6 @@ def reader_folder(name: str | Path) -> Path:
     return SHIPPED[name] if isinstance(name, str) and name in SHIPPED else Path(name)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 class Reader:
     """A trained reader: `Reader.load(folder).answer(episode, seen)` -> the answer letters."""
 
@@ -192,8 +189,6 @@ class Reader:
     def load(cls, folder: Path, encoder: SentenceEncoder | None = None) -> Reader:
         """The reader saved in `folder` (or shipped under that name); its head is checked against the sha256 its
         config records, its encoder comes from the model registry (sha256-checked) unless given."""
-        from agentcvr.models import ensure_model
-
         folder = reader_folder(folder)
         if not (folder / HEAD_FILE).is_file() or not (folder / CONFIG_FILE).is_file():
             known = ", ".join(SHIPPED)
@@ -201,7 +196,7 @@ class Reader:
                 f"not a reader folder (needs {HEAD_FILE} and {CONFIG_FILE}) nor a shipped reader ({known}): {folder}"
             )
         config = json.loads((folder / CONFIG_FILE).read_text())
-        if (digest := _sha256(folder / HEAD_FILE)) != (recorded := config.get("head_sha256")):
+        if (digest := file_sha256(folder / HEAD_FILE)) != (recorded := config.get("head_sha256")):
             raise ValueError(f"{folder / HEAD_FILE} is damaged: sha256 {digest}, its config says {recorded}")
         encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
         head = ReaderHead(config["tasks"], encoder.width, config["width"])
@@ -215,7 +210,7 @@ class Reader:
             "encoder": self.encoder_name,
             "width": self.head.width,
             "tasks": self.head.tasks,
-            "head_sha256": _sha256(folder / HEAD_FILE),
+            "head_sha256": file_sha256(folder / HEAD_FILE),
         }
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
 
@@ -230,10 +225,8 @@ class Reader:
         """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'; for FSA and
         CCQA the answer matched from the observed sentences (`agentcvr/matching.py`, untrained), None when the looks
         hold nothing to match."""
-        if episode.task == "FSA":
-            return matching_segment(episode, evidence_lines(evidence_text(seen)), self.encoder)
-        if episode.task == "CCQA":
-            return contrasts(episode, evidence_lines(evidence_text(seen)), self.encoder)
+        if episode.task in MATCHED:
+            return MATCHED[episode.task](episode, evidence_lines(evidence_text(seen)), self.encoder)
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))
