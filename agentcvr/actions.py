@@ -60,7 +60,9 @@ class Observe(_Interval):
     """Ask the visual agent what happens in a video (between start and end, or the whole video), with a focus prompt."""
 
     tool: Literal["observe"] = Field(default="observe", exclude=True)
-    focus: str = Field(default="", max_length=500, description="What to look for in these frames.")
+    focus: str = Field(
+        default="", max_length=500, description="What to look for in these frames (left out: the question and options)."
+    )
     num_frames: int = Field(default=16, ge=1, le=128, description="Frames to sample uniformly in the interval.")
 
 

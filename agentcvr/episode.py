@@ -6,9 +6,18 @@ The same type comes from the script generator, from the CrossVid loader and from
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # an option's "A. " or "A) " label
+
+
+def option_texts(options: Sequence[str]) -> list[str]:
+    """The options without their 'A. ' labels."""
+    return [_LABEL.sub("", option, count=1) for option in options]
 
 
 class VideoRef(BaseModel):
@@ -56,3 +65,11 @@ class Episode(BaseModel):
     def public(self) -> dict[str, Any]:
         """What the policy may see: no answer, no reference, no clip offsets (PSS order is the offsets' order)."""
         return self.model_dump(exclude={"answer": True, "reference": True, "videos": {"__all__": {"offset", "path"}}})
+
+
+def question_focus(episode: Episode, limit: int = 500, found: Sequence[str] = ()) -> str:
+    """What a look searches for when the master names no focus: the question, its options' texts, then `found` (what
+    the master's earlier looks showed). A visual agent told the question and the notes so far needs no copy of them
+    in every call: a small master copies 500 characters badly, and FSA's second look must search video 2 for what
+    the reference segment showed."""
+    return " ".join([episode.question, *option_texts(episode.options), *found]).strip()[:limit]

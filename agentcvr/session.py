@@ -19,10 +19,11 @@ from typing import Any
 
 from agentcvr import prompts
 from agentcvr.actions import Action, Answer, Listen, Observe, action_arguments
-from agentcvr.episode import Episode
+from agentcvr.episode import Episode, question_focus
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.parsing import ParsedTurn, ParseError, parse_turn
 from agentcvr.tasks import get_task
+from agentcvr.text import stamped_lines
 from agentcvr.trace import Step
 
 FORCED_KEY = "forced_answer"  # set (True) on the loop's forced-answer message; chat templates ignore it
@@ -134,7 +135,7 @@ class EpisodeRules:
         for index, (action, call_id) in enumerate(zip(parsed.actions, parsed.call_ids, strict=True)):
             started = time.perf_counter()
             try:
-                observation = self.perceive(action)
+                observation = self.perceive(action, earlier)
                 kind, error = "tool", None
             except Exception as exc:  # a perception worker failing is told to the model and recorded
                 observation, kind, error = f"Error: {exc}", "tool_error", f"{type(exc).__name__}: {exc}"
@@ -159,8 +160,13 @@ class EpisodeRules:
             messages.append(observation_message(parsed, action, call_id, observation, template.turn, index))
         return steps, messages
 
-    def perceive(self, action: Action) -> str:
+    def perceive(self, action: Action, earlier: list[Step]) -> str:
+        """Route a call to its worker. A look without a focus searches for the question, its options and what the
+        looks of `earlier` turns showed (not this turn's: calls made together do not see each other)."""
         if isinstance(action, Observe):
+            if not action.focus.strip():
+                found = [line for step in earlier if step.tool == "observe" for line in stamped_lines(step.observation)]
+                action = action.model_copy(update={"focus": question_focus(self.episode, found=found)})
             return self.perception.observe(self.episode, action)
         if isinstance(action, Listen):
             return self.perception.listen(self.episode, action)

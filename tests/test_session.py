@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from agentcvr.actions import Observe
 from agentcvr.agent import Agent
+from agentcvr.episode import question_focus
 from agentcvr.interfaces import Limits, PolicyOutput
 from agentcvr.policies.random_policy import RandomPolicy
+from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.scripted import ScriptedPolicy
+from agentcvr.reading import reference_segment
 from agentcvr.session import FORCED_KEY, RECOVERY_KEY, EpisodeRules, forced_turn, is_recovery, wire_messages
+from scripts_gen.generate import generate_one
+from simulator.script_sim import ScriptSimulator
 
 
 def observe(video, start, end):
@@ -83,3 +89,19 @@ def imported_packages(folder: str) -> set[str]:
 def test_no_cycle_between_simulator_and_scripts_gen():
     """The script types live in the core (agentcvr/script.py): the simulator reads them without the generator."""
     assert "scripts_gen" not in imported_packages("simulator")
+
+
+def test_a_look_with_no_focus_searches_for_the_question_then_for_what_earlier_turns_showed():
+    """FSA's second look names no focus: the loop ranks video 2's events by the reference segment's lines, so the
+    master copies nothing; calls of the same turn do not see each other."""
+    script = generate_one("FSA", 0, 10000)
+    table = {script.id: script}
+    result = Agent(ScanTeacher(table), ScriptSimulator(table), Limits(max_turns=4)).run(script.episode)
+    first, second = [step for step in result.steps if step.kind == "tool"]
+    assert (first.arguments["start"], first.arguments["end"]) == reference_segment(script.episode)
+    assert first.arguments["focus"] == second.arguments["focus"] == ""
+    shown = [line.split("] ", 1)[1] for line in first.observation.splitlines()]
+    duration = script.videos[1].duration
+    searched = Observe(video=2, start=0, end=duration, focus=question_focus(script.episode, found=shown))
+    assert second.observation == ScriptSimulator(table).observe(script.episode, searched)[:600]
+    assert script.evidence[1].fact in second.observation  # the step the reference segment shows

@@ -20,7 +20,7 @@ from itertools import combinations
 from typing import Any, Literal
 
 from agentcvr.episode import Episode, VideoRef
-from agentcvr.policies.scan_teacher import SCAN_THOUGHT, scan_focus
+from agentcvr.policies.scan_teacher import SCAN_THOUGHT
 from agentcvr.policies.teaching import json_turn
 
 LETTER_TASKS = frozenset({"NC", "CC", "PEA", "PI", "MSR", "MOC"})
@@ -62,11 +62,12 @@ def turn_schema(
 
 
 def scan_turn(episode: Episode) -> str:
-    """The first turn of a master that scans before it zooms in: one whole-video observe of every video, looking for
-    what the question and its options name. Written for the model, not by it: the 1.5B's own focus prompts are vague
-    ("any actions that do not make sense"), and a vague focus brings back arbitrary events of a whole video (with the
-    question and options as the focus a scan holds 80 % of the evidence facts, with the question alone 74 %)."""
-    calls = [("observe", {"video": video.index, "focus": scan_focus(episode)}) for video in episode.videos]
+    """The first turn of a master that scans before it zooms in: one whole-video observe of every video with an empty
+    focus, so the loop looks for what the question and its options name. Written for the model, not by it: the 1.5B's
+    own focus prompts are vague ("any actions that do not make sense"), and a vague focus brings back arbitrary events
+    of a whole video (with the question and options as the focus a scan holds 80 % of the evidence facts, with the
+    question alone 74 %)."""
+    calls = [("observe", {"video": video.index}) for video in episode.videos]
     return json.dumps(json_turn(calls, SCAN_THOUGHT), separators=(", ", ": "))
 
 

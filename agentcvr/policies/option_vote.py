@@ -10,22 +10,14 @@ reading prompt, the 1.5B picks the first slot almost every time, whatever the op
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentcvr.episode import Episode
-
-_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")
+from agentcvr.episode import Episode, option_texts
 
 # Ask the question again with the options shown in `order`; return the letter chosen in that order's labels.
 Ask = Callable[[list[int]], str]
-
-
-def option_texts(options: Sequence[str]) -> list[str]:
-    """The options without their 'A. ' labels."""
-    return [_LABEL.sub("", option, count=1) for option in options]
 
 
 def rotations(count: int, orders: int) -> list[list[int]]:

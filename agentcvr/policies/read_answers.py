@@ -81,7 +81,7 @@ class ReaderAnswers:
 
     def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)
-        upcoming = next_calls(self.scanner.turns(episode, made), len(made))
+        upcoming = next_calls(self.scanner.turns(episode), len(made))
         if upcoming and not forced_turn(messages):
             return write_turn(upcoming, self.protocol, f"reader_scan_{len(made)}", thought=SCAN_THOUGHT)
         seen = [seen_from(look.action, look.observation) for look in made]

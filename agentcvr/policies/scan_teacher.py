@@ -2,25 +2,24 @@
 
 The expert (`expert.py`) looks exactly where the script's evidence is, which no policy can know from the question:
 a warm start that imitates it learns calls that land on the evidence in 2-10 % of held-out episodes. This teacher
-makes the calls a policy could make: its first turn observes every video whole with the question and its options as
-the focus (the simulator ranks a whole video's events by that focus); on task kinds about dialogue its second turn
-listens to every video. On FSA it observes video 1's reference segment (given in the episode's context), then
-video 2 whole with what that look showed as the focus. It then answers the truth only if every evidence fact came
-back in those observations, and a random well-formed answer otherwise, as the expert does: the warm start never
-learns to answer past what it saw.
+makes the calls a policy could make: its first turn observes every video whole with no focus, so the visual agent
+looks for the question and its options (the simulator ranks a whole video's events by that focus), and the call
+has nothing to copy; on task kinds about dialogue its second turn listens to every video. On FSA it observes video
+1's reference segment (given in the episode's context), then video 2 whole, again with no focus: the loop then
+searches for what the earlier look showed (`Session.perceive`). It then answers the truth only if every evidence fact
+came back in those observations, and a random well-formed answer otherwise, as the expert does: the warm start
+never learns to answer past what it saw.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.expert import answer_if_seen
-from agentcvr.policies.option_vote import option_texts
-from agentcvr.policies.teaching import Call, Look, Protocol, looks, next_calls, write_turn
+from agentcvr.policies.teaching import Call, Protocol, looks, next_calls, write_turn
 from agentcvr.reading import reference_segment
 from agentcvr.session import forced_turn
 from agentcvr.text import facts_found
@@ -29,15 +28,8 @@ if TYPE_CHECKING:
     from agentcvr.script import Script
 
 CALL_PREFIX = "scan_"
-REFERENCE_FOCUS = "what the cook is doing"  # FSA's first look: what happens in the reference segment
-_STAMPED = re.compile(r"^\s*\[[^\]]*\]:?\s*(.*)$")  # an observation line under its time stamp
 DIALOGUE_TASKS = frozenset({"NC", "PI"})  # movie tasks: some evidence is only heard
 SCAN_THOUGHT = "Scan every video for what the question and its options name."  # the published protocol's thought
-
-
-def scan_focus(episode: Episode, limit: int = 500) -> str:
-    """What a whole-video look searches for: the question and its options' texts."""
-    return f"{episode.question} {' '.join(option_texts(episode.options))}".strip()[:limit]
 
 
 class ScanTeacher:
@@ -48,34 +40,26 @@ class ScanTeacher:
         self,
         scripts: Mapping[str, Script],
         seed: int = 0,
-        focus_chars: int = 500,
         dialogue_tasks: frozenset[str] = DIALOGUE_TASKS,
         protocol: Protocol = "tools",
     ):
-        self.scripts, self.seed, self.focus_chars, self.dialogue_tasks = scripts, seed, focus_chars, dialogue_tasks
+        self.scripts, self.seed, self.dialogue_tasks = scripts, seed, dialogue_tasks
         self.protocol = protocol
 
-    def turns(self, episode: Episode, made: Sequence[Look] = ()) -> list[list[Call]]:
-        """The looking turns, each a list of (tool, arguments); `made`: the looks so far, which the second FSA turn
-        takes its focus from."""
+    def turns(self, episode: Episode) -> list[list[Call]]:
+        """The looking turns, each a list of (tool, arguments)."""
         videos = [video.index for video in episode.videos]
         segment = reference_segment(episode) if episode.task == "FSA" and len(videos) == 2 else None
         if segment is not None:  # the reference segment, then video 2 searched for what it showed
-            lines = made[0].observation.splitlines() if made else []
-            shown = " ".join(found.group(1) for line in lines if (found := _STAMPED.match(line)))  # not a header
-            return [
-                [("observe", {"video": 1, "start": segment[0], "end": segment[1], "focus": REFERENCE_FOCUS})],
-                [("observe", {"video": 2, "focus": " ".join(shown.split())[: self.focus_chars]})],
-            ]
-        focus = scan_focus(episode, self.focus_chars)
-        turns: list[list[Call]] = [[("observe", {"video": v, "focus": focus}) for v in videos]]
+            return [[("observe", {"video": 1, "start": segment[0], "end": segment[1]})], [("observe", {"video": 2})]]
+        turns: list[list[Call]] = [[("observe", {"video": v}) for v in videos]]
         if episode.task in self.dialogue_tasks:
             turns.append([("listen", {"video": v}) for v in videos])
         return turns
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)
-        upcoming = next_calls(self.turns(episode, made), len(made))
+        upcoming = next_calls(self.turns(episode), len(made))
         if upcoming and not forced_turn(messages):
             return write_turn(upcoming, self.protocol, f"{CALL_PREFIX}{len(made)}", thought=SCAN_THOUGHT)
         answer = [("answer", {"answer": self.answer(messages, episode)})]

@@ -3,9 +3,11 @@ is the truth only when the evidence came back."""
 
 from __future__ import annotations
 
+from agentcvr.actions import Observe
 from agentcvr.agent import Agent
+from agentcvr.episode import question_focus
 from agentcvr.interfaces import Limits
-from agentcvr.policies.scan_teacher import ScanTeacher, scan_focus
+from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.tasks import get_task
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
@@ -24,7 +26,9 @@ def test_scans_every_video_whole_then_answers_the_truth():
     looks = [step for step in result.steps if step.kind == "tool"]
     assert [step.arguments["video"] for step in looks] == [v.index for v in script.videos]
     assert all(step.arguments["start"] == 0 and step.turn == 0 for step in looks)  # one turn, whole videos
-    assert {step.arguments["focus"] for step in looks} == {scan_focus(script.episode)}
+    assert {step.arguments["focus"] for step in looks} == {""}  # nothing to copy: the loop supplies the question
+    asked = Observe(video=1, start=0, end=script.videos[0].duration, focus=question_focus(script.episode))
+    assert looks[0].observation == ScriptSimulator({script.id: script}).observe(script.episode, asked)[:600]
     assert evidence_seen(result, script)
     assert result.answer == get_task("CC").official_form(script.answer)
 
