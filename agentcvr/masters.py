@@ -27,8 +27,8 @@ CHECKPOINT_FILES = (
     "policy.json",
     "tools.json",
 )
-SHIPPED = {"looker-v1": Path(__file__).parent / "masters" / "looker-v1"}
-DEFAULT_TRAINED = "looker-v1"  # `--policy trained`
+SHIPPED = {"looker-v2": Path(__file__).parent / "masters" / "looker-v2"}
+DEFAULT_TRAINED = "looker-v2"  # `--policy trained`
 
 
 def master_folder(name: str | Path) -> Path:
