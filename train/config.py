@@ -44,6 +44,11 @@ class ModelConfig(_Section):
         "models --list`) / gguf:FILE.gguf, dequantized to float32 once into the run folder (base/).",
     )
     vocab_size: int = Field(default=2048, description="BPE vocabulary trained on the generated corpus (tiny only).")
+    split_digits: bool = Field(
+        default=True,
+        description="Tiny only: BPE sees every digit alone (true) or whole numbers, so frequent ones become single "
+        "tokens (false: a call that copies a time from the prompt copies one token, not a run of digits).",
+    )
     hidden_size: int = 128
     intermediate_size: int = 384
     num_hidden_layers: int = 4

@@ -144,7 +144,9 @@ class Run:
                 tokenizer = load_tokenizer(str(tokenizer_folder))
             else:
                 fixed = boilerplate(tools, protocol)
-                tokenizer = train_tokenizer(texts, vocab_size=self.cfg.model.vocab_size, fixed=fixed)
+                tokenizer = train_tokenizer(
+                    texts, vocab_size=self.cfg.model.vocab_size, fixed=fixed, split_digits=self.cfg.model.split_digits
+                )
                 tokenizer.save_pretrained(tokenizer_folder)
                 mark_plain(tokenizer_folder)
             model = build_tiny_model(self.cfg.model, tokenizer, seed=self.cfg.seed)

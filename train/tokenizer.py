@@ -80,13 +80,16 @@ def render_with_template(conversations: list[list[dict]], tools: list[dict] | No
     return [template.apply_chat_template(c, tools=tools, tokenize=False) for c in conversations]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 4096, fixed: Iterable[str] = ()) -> PreTrainedTokenizerFast:
-    """Train BPE on `texts` (rendered conversations); `fixed` strings become single tokens."""
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int = 4096, fixed: Iterable[str] = (), split_digits: bool = True
+) -> PreTrainedTokenizerFast:
+    """Train BPE on `texts` (rendered conversations); `fixed` strings become single tokens; `split_digits=False`
+    keeps digit runs whole, so BPE can merge frequent numbers into one token each."""
     from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
 
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+        [pre_tokenizers.Digits(individual_digits=split_digits), pre_tokenizers.ByteLevel(add_prefix_space=False)]
     )
     bpe.decoder = decoders.ByteLevel()
     bpe.add_special_tokens(SPECIAL_TOKENS)
