@@ -14,6 +14,7 @@ from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.policies.read_answers import ReaderAnswers, masters_answer
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.reader import READ_TASKS, Reader, ReaderHead, choose, prepare
+from agentcvr.reading import reference_segment
 from agentcvr.sentences import SentenceEncoder
 from agentcvr.tasks import TASKS
 from scripts_gen.generate import generate_one
@@ -201,9 +202,9 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
     assert "after the scan" in result.steps[-1].thought
     result = agent.run(fsa.episode)  # FSA: the reference segment, then video 2 searched for it; the match answers
-    looked = [(s.tool, s.arguments["video"], s.arguments.get("focus")) for s in result.steps[:-1]]
-    assert looked == [("observe", 1, "what the cook is doing"), ("observe", 2, looked[1][2])]
-    assert looked[1][2] in result.steps[0].observation  # the second look searches for what the first one showed
+    looked = [(s.tool, s.arguments["video"], s.arguments["start"], s.arguments["focus"]) for s in result.steps[:-1]]
+    segment = reference_segment(fsa.episode)
+    assert looked == [("observe", 1, segment[0], ""), ("observe", 2, 0, "")]  # the loop supplies both focuses
     assert TASKS["FSA"].official(result.answer, fsa.episode) == 1.0
     pss = generate_one("PSS", 0, 3)
     master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
