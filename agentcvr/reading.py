@@ -26,7 +26,7 @@ MULTI_SELECT_TASKS = frozenset({"BU"})
 
 _HEADER = re.compile(r"^Video (\d+), (?:seen|heard)\b.*:$")  # what `header` writes
 _STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
-_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # as in option_vote.option_texts
+_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # as in episode.option_texts
 
 
 @dataclass(frozen=True)
