@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # an option's "A. " or "A) " label
+OPTION_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # an option's "A. " or "A) " label, the letter captured
 
 
 def option_texts(options: Sequence[str]) -> list[str]:
     """The options without their 'A. ' labels."""
-    return [_LABEL.sub("", option, count=1) for option in options]
+    return [OPTION_LABEL.sub("", option, count=1) for option in options]
 
 
 class VideoRef(BaseModel):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentcvr.actions import Listen, Observe
-from agentcvr.episode import Episode
+from agentcvr.episode import OPTION_LABEL, Episode
 
 # Task kinds whose answer is one or more of the listed options: the reader's head answers these. FSA's interval and
 # CCQA's free text are matched from the observed sentences (`agentcvr/matching.py`); PSS's order stays the master's.
@@ -26,7 +26,6 @@ MULTI_SELECT_TASKS = frozenset({"BU"})
 
 _HEADER = re.compile(r"^Video (\d+), (?:seen|heard)\b.*:$")  # what `header` writes
 _STAMP = re.compile(r"\[(\d+(?:\.\d+)?)s?\s*-\s*(\d+(?:\.\d+)?)s?\]:?")
-_LABEL = re.compile(r"^\s*([A-Z])[.)]\s*")  # as in episode.option_texts
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ def option_letters(options: Sequence[str]) -> list[str]:
     """Each option's label ('A', 'B', ...), or its position's letter where it has none."""
     letters = []
     for slot, option in enumerate(options):
-        label = _LABEL.match(option)
+        label = OPTION_LABEL.match(option)
         letters.append(label.group(1) if label else chr(ord("A") + slot))
     return letters
 
