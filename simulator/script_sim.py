@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping
@@ -29,12 +30,15 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an the of in on at to and or is are was were what which who how does do with for from by".split())
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMERS = threading.local()  # a snowball stemmer keeps its word in itself: two threads on one garble each other
 
 
 def terms(text: str) -> frozenset[str]:
-    """The stemmed content words of a text."""
-    return frozenset(_STEMMER.stemWords([w for w in _WORD.findall(text.lower()) if w not in _STOP]))
+    """The stemmed content words of a text (thread-safe: GRPO rollouts and eval items run episodes in threads)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return frozenset(stemmer.stemWords([w for w in _WORD.findall(text.lower()) if w not in _STOP]))
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """The rule-based simulator: overlap, ranking, clipping, empty answers and no leaks."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 from agentcvr.actions import Listen, Observe
 from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
-from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator
+from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, terms
 
 
 def test_observe_returns_overlapping_events_clipped_to_the_interval(pet_script, simulator):
@@ -75,3 +77,11 @@ def test_noise_is_deterministic_and_changes_the_text(pet_script):
 def test_drop_everything_gives_the_empty_answer(pet_script):
     sim = ScriptSimulator({pet_script.id: pet_script}, noise=Noise(drop_probability=1.0))
     assert sim.observe(pet_script.episode, Observe(video=1, start=0, end=30)) == NO_VISUAL
+
+
+def test_terms_are_the_same_from_many_threads_at_once():
+    # GRPO rollouts run episodes in threads; one shared snowball stemmer garbled words and raised IndexError there
+    text = "Reporters crowding outside the courthouse as generously relational conditional happiness arrives " * 20
+    expected = terms(text)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(found == expected for found in pool.map(lambda _: terms(text), range(100)))
