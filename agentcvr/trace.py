@@ -44,6 +44,11 @@ class EpisodeResult(BaseModel):
         return sum(step.kind in ("tool", "tool_error") for step in self.steps)
 
     @property
+    def tool_errors(self) -> int:
+        """Calls whose perception worker failed: the model was told an error instead of an observation."""
+        return sum(step.kind == "tool_error" for step in self.steps)
+
+    @property
     def format_errors(self) -> int:
         return sum(step.kind == "format_error" for step in self.steps)
 

@@ -127,6 +127,7 @@ def test_perception_failures_are_told_to_the_model_and_recorded(pet_script):
     result = Agent(policy, Broken()).run(pet_script.episode)
     assert result.answer == "A"
     assert result.steps[0].kind == "tool_error" and "timed out" in result.steps[0].error
+    assert (result.tool_errors, result.tool_calls) == (1, 1)
     assert "timed out" in policy.seen[-1][-1]["content"]
 
 

@@ -17,7 +17,7 @@ from transformers import TrainerCallback
 PANELS = [
     ("reward", ["reward", "rewards/correctness/mean", "rewards/format/mean"]),
     ("turns per episode", ["episode/turns"]),
-    ("tool calls per episode", ["episode/tool_calls"]),
+    ("tool calls per episode", ["episode/tool_calls", "episode/tool_errors"]),
     ("KL to warm start", ["kl"]),
     ("entropy (nats/token)", ["entropy"]),
     ("throughput", ["throughput/completions_per_second"]),

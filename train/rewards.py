@@ -42,6 +42,7 @@ class Correctness:
             log_metric("episode/tool_calls", sum(result.tool_calls for result in trace) / n)
             log_metric("episode/answered", sum(result.answer is not None for result in trace) / n)
             log_metric("episode/invalid_calls", sum(result.format_errors for result in trace) / n)
+            log_metric("episode/tool_errors", sum(result.tool_errors for result in trace) / n)  # broken perception
         return rewards
 
 

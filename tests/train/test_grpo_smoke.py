@@ -76,6 +76,7 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
     logs = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logs) == 2 and all(math.isfinite(row["loss"]) for row in logs)
     assert sum(row["episode/tool_calls"] for row in logs) > 0  # the policy called tools and they reached the simulator
+    assert all(row["episode/tool_errors"] == 0 for row in logs)  # rollout threads share the simulator unharmed
     assert all(0.0 <= row["rewards/evidence/mean"] <= 1.0 for row in logs)  # logged at weight 0 (reward.evidence)
 
     batch = trainer.last_batch

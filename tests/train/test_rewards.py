@@ -49,6 +49,7 @@ def test_correctness_and_format(pet_script, outputs, correct, bonus):
     assert Correctness()([[]], trace=[result], episode=[episode], log_metric=logged.__setitem__) == [correct]
     assert FormatBonus(0.1)([[]], trace=[result], episode=[episode]) == [bonus]
     assert logged["episode/tool_calls"] == result.tool_calls
+    assert logged["episode/tool_errors"] == result.tool_errors == 0
 
 
 def fsa_script() -> Script:
