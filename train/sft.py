@@ -72,6 +72,7 @@ class SFTResult:
     stopped: str = ""
     examples: int = 0
     tokens: int = 0
+    too_long: int = 0  # trajectories left out for passing `max_length` tokens
 
     def to_json(self) -> dict:
         return self.__dict__
@@ -157,11 +158,19 @@ def train_sft(
     rng = random.Random(seed)
     torch.manual_seed(seed)
     encoded = [encode(tokenizer, text, cfg.answer_weight) for text in texts]
-    encoded = [item for item in encoded if len(item[0]) <= cfg.max_length]
+    fitting = [item for item in encoded if len(item[0]) <= cfg.max_length]
+    too_long = len(encoded) - len(fitting)
+    if too_long:  # the longest kinds (NC's eight looks) go first: say so, they are missing from the warm start
+        longest = max(len(ids) for ids, _ in encoded)
+        log(f"warm start: left out {too_long} of {len(encoded)} trajectories over sft.max_length={cfg.max_length} "
+            f"tokens (longest {longest}); raise sft.max_length and model.max_position_embeddings to keep them")
+    if not fitting:
+        raise ValueError(f"every trajectory passes sft.max_length={cfg.max_length} tokens: raise it")
+    encoded = fitting
     rng.shuffle(encoded)
     n_val = max(1, int(len(encoded) * cfg.val_fraction))
     val, train = encoded[:n_val], encoded[n_val:]
-    result = SFTResult(examples=len(train), tokens=sum(len(ids) for ids, _ in train))
+    result = SFTResult(examples=len(train), tokens=sum(len(ids) for ids, _ in train), too_long=too_long)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
     total_steps = steps_per_epoch * cfg.max_epochs

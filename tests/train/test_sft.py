@@ -102,3 +102,26 @@ def test_an_interrupted_warm_start_resumes_after_its_last_epoch_as_if_never_stop
     train_sft(again, tokenizer, texts, cfg, log=lambda _: None, checkpoint=checkpoint)  # finished: nothing to train
     for a, b in zip(again.state_dict().values(), resumed_model.state_dict().values(), strict=True):
         assert torch.equal(a, b)  # the best weights restored from the checkpoint
+
+
+def test_trajectories_over_max_length_are_counted_and_said_and_none_fitting_is_an_error():
+    import pytest
+
+    from train.config import SFTConfig, TrainConfig
+    from train.sft import train_sft
+    from train.tiny_model import build_tiny_model
+
+    scripts = [generate_one(task, 0, 0) for task in ("PI", "FSA")]  # PI's four looks are longer than FSA's two
+    table = {s.id: s for s in scripts}
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), Limits(max_turns=4))
+    texts = render_with_template(conversations, tool_schemas()) * 2
+    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
+    lengths = sorted(len(tokenizer(text)["input_ids"]) for text in texts)
+    small = TrainConfig().model.model_copy(update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1})
+    cfg = SFTConfig(max_epochs=1, batch_size=2, warmup_steps=1, val_fraction=0.5, max_length=lengths[1])
+    said: list[str] = []
+    result = train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg, log=said.append)
+    assert result.too_long == 2 and result.examples == 1  # two kept: one validates, one trains
+    assert any(f"left out 2 of 4 trajectories over sft.max_length={lengths[1]}" in line for line in said)
+    with pytest.raises(ValueError, match="every trajectory passes sft.max_length"):
+        train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg.model_copy(update={"max_length": 8}))
