@@ -162,8 +162,10 @@ def train_sft(
     too_long = len(encoded) - len(fitting)
     if too_long:  # the longest kinds (NC's eight looks) go first: say so, they are missing from the warm start
         longest = max(len(ids) for ids, _ in encoded)
-        log(f"warm start: left out {too_long} of {len(encoded)} trajectories over sft.max_length={cfg.max_length} "
-            f"tokens (longest {longest}); raise sft.max_length and model.max_position_embeddings to keep them")
+        log(
+            f"warm start: left out {too_long} of {len(encoded)} trajectories over sft.max_length={cfg.max_length} "
+            f"tokens (longest {longest}); raise sft.max_length and model.max_position_embeddings to keep them"
+        )
     if not fitting:
         raise ValueError(f"every trajectory passes sft.max_length={cfg.max_length} tokens: raise it")
     encoded = fitting

@@ -124,4 +124,6 @@ def test_trajectories_over_max_length_are_counted_and_said_and_none_fitting_is_a
     assert result.too_long == 2 and result.examples == 1  # two kept: one validates, one trains
     assert any(f"left out 2 of 4 trajectories over sft.max_length={lengths[1]}" in line for line in said)
     with pytest.raises(ValueError, match="every trajectory passes sft.max_length"):
-        train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg.model_copy(update={"max_length": 8}))
+        train_sft(
+            build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg.model_copy(update={"max_length": 8})
+        )
