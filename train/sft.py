@@ -160,7 +160,7 @@ def train_sft(
     encoded = [encode(tokenizer, text, cfg.answer_weight) for text in texts]
     fitting = [item for item in encoded if len(item[0]) <= cfg.max_length]
     too_long = len(encoded) - len(fitting)
-    if too_long:  # the longest kinds (NC's eight looks) go first: say so, they are missing from the warm start
+    if too_long:  # the longest kind is lost first (NC, eight looks): say so, or its warm start quietly goes without it
         longest = max(len(ids) for ids, _ in encoded)
         log(
             f"warm start: left out {too_long} of {len(encoded)} trajectories over sft.max_length={cfg.max_length} "
