@@ -104,7 +104,7 @@ def test_an_interrupted_warm_start_resumes_after_its_last_epoch_as_if_never_stop
         assert torch.equal(a, b)  # the best weights restored from the checkpoint
 
 
-def test_trajectories_over_max_length_are_counted_and_said_and_none_fitting_is_an_error():
+def test_the_warm_start_says_what_it_leaves_out_and_every_tenth_step_and_refuses_when_nothing_fits():
     import pytest
 
     from train.config import SFTConfig, TrainConfig
@@ -123,6 +123,11 @@ def test_trajectories_over_max_length_are_counted_and_said_and_none_fitting_is_a
     result = train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg, log=said.append)
     assert result.too_long == 2 and result.examples == 1  # two kept: one validates, one trains
     assert any(f"left out 2 of 4 trajectories over sft.max_length={lengths[1]}" in line for line in said)
+    # every tenth step of an epoch is said (a pretrained base's epoch is long): 16 trajectories, 4 validate, 12 steps
+    said.clear()
+    one_by_one = SFTConfig(max_epochs=1, batch_size=1, warmup_steps=1, val_fraction=0.25)
+    train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts * 4, one_by_one, log=said.append)
+    assert [line.split(":")[0] for line in said if line.startswith("sft step")] == ["sft step 10/12 (epoch 1)"]
     with pytest.raises(ValueError, match="every trajectory passes sft.max_length"):
         train_sft(
             build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg.model_copy(update={"max_length": 8})
