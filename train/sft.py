@@ -216,10 +216,10 @@ def train_sft(
             step += 1
             window.append(loss.item())
             if len(window) == 10:  # said too: an epoch of a 135 M model on one core is twenty silent minutes
-                result.train_loss.append((step, sum(window) / len(window)))
+                mean = sum(window) / len(window)
+                result.train_loss.append((step, mean))
                 elapsed = time.perf_counter() - started
-                loss_now = result.train_loss[-1][1]
-                log(f"sft step {step}/{total_steps} (epoch {epoch}): train loss {loss_now:.4f}, {elapsed:.0f} s")
+                log(f"sft step {step}/{total_steps} (epoch {epoch}): train loss {mean:.4f}, {elapsed:.0f} s")
                 window = []
         val_loss = _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)
         result.val_loss.append((step, val_loss))
