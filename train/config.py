@@ -55,6 +55,18 @@ class ModelConfig(_Section):
     num_attention_heads: int = 4
     num_key_value_heads: int = 2
     max_position_embeddings: int = Field(default=2048, description="Longest prompt + episode, in tokens.")
+    lora_rank: int = Field(
+        default=0,
+        ge=0,
+        description="Pretrained only: 0 trains every weight; r > 0 trains a LoRA of rank r on lora_targets (peft). "
+        "The warm start saves the merged weights (what evaluation and GRPO load) and the adapter alone (adapter/), "
+        "which `agentcvr pack-master` ships as a llama.cpp LoRA over the registry GGUF.",
+    )
+    lora_alpha: float = Field(default=32.0, gt=0, description="LoRA scale numerator: updates are scaled alpha / rank.")
+    lora_targets: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        description="Linear layers (by name) that get a LoRA.",
+    )
     dtype: Literal["float32", "bfloat16"] = "float32"
     attn_implementation: str | None = Field(default=None, description="e.g. flash_attention_2 on GPUs.")
 

@@ -107,7 +107,15 @@ class Run:
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.actions import tool_schemas
         from train import sft
-        from train.tiny_model import build_tiny_model, load_policy_model, parameter_count, pretrained_source
+        from train.tiny_model import (
+            ADAPTER,
+            build_tiny_model,
+            load_policy_model,
+            parameter_count,
+            pretrained_source,
+            trainable_count,
+            with_lora,
+        )
         from train.tokenizer import train_tokenizer
         from train.trajectories import scripts_by_id, teacher_conversations
 
@@ -156,11 +164,13 @@ class Run:
             base = pretrained_source(self.cfg.model, self.out / "base")
             tokenizer = AutoTokenizer.from_pretrained(base)
             model = load_policy_model(self.cfg.model, base)
+            if self.cfg.model.lora_rank:
+                model = with_lora(model, self.cfg.model)
             texts = sft.render(tokenizer, conversations, tools)
         self.timings["trajectories"] = time.perf_counter() - started
         self.log(
             f"warm start: {len(conversations)} {self.cfg.sft.teacher} trajectories, tokenizer {len(tokenizer)} tokens, "
-            f"model {parameter_count(model) / 1e6:.2f} M parameters"
+            f"model {parameter_count(model) / 1e6:.2f} M parameters, {trainable_count(model) / 1e6:.2f} M trained"
         )
         result = sft.train_sft(
             model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log, checkpoint=checkpoint
@@ -171,6 +181,9 @@ class Run:
             f"warm start: {result.stopped} after {result.epochs} epochs / {result.steps} steps "
             f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f} ({folder}/sft_loss.png)"
         )
+        if self.cfg.model.lora_rank:  # the adapter alone ships; evaluation and GRPO load the merged weights
+            model.save_pretrained(folder / ADAPTER)
+            model = model.merge_and_unload()
         self.save_policy(model, tokenizer, folder)
         checkpoint.unlink(missing_ok=True)  # the saved policy replaces it
         (folder / "DONE").write_text("ok")

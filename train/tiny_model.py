@@ -105,3 +105,20 @@ def dequantize_gguf(gguf: Path, folder: Path) -> None:
 
 def parameter_count(model: PreTrainedModel) -> int:
     return sum(p.numel() for p in model.parameters())
+
+
+ADAPTER = "adapter"  # the warm start's LoRA alone (peft format), beside the merged checkpoint
+
+
+def with_lora(model: PreTrainedModel, cfg: ModelConfig) -> PreTrainedModel:
+    """`model` with a trainable LoRA of rank `cfg.lora_rank` on `cfg.lora_targets`; every other weight frozen."""
+    from peft import LoraConfig, get_peft_model
+
+    if cfg.kind != "pretrained":
+        raise ValueError("model.lora_rank > 0 needs model.kind=pretrained: a tiny model is trained whole")
+    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets)
+    return get_peft_model(model, lora)
+
+
+def trainable_count(model: PreTrainedModel) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
