@@ -252,10 +252,16 @@ def _hf(arg: str, scripts: Mapping[str, Script], options: HFOptions) -> Policy:
 
 
 def _trained(arg: str, scripts: Mapping[str, Script], options: TrainedOptions) -> Policy:
-    from agentcvr.masters import DEFAULT_TRAINED, master_folder
+    from agentcvr.masters import DEFAULT_TRAINED, LORA_ADAPTER, master_folder
+
+    folder = master_folder(arg or DEFAULT_TRAINED)
+    if (folder / LORA_ADAPTER).is_file():  # a LoRA master: llama.cpp over its registry base
+        from agentcvr.policies.trained_gguf import TrainedGGUFPolicy
+
+        return TrainedGGUFPolicy(folder, temperature=options.temperature)
     from agentcvr.policies.hf_policy import HFPolicy
 
-    return HFPolicy(master_folder(arg or DEFAULT_TRAINED), temperature=options.temperature)
+    return HFPolicy(folder, temperature=options.temperature)
 
 
 # Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.

@@ -1,7 +1,9 @@
 """Masters trained here and shipped in the package, by name, each checked file by file against its manifest.
 
 A shipped master is a `train-sim` checkpoint folder (weights, tokenizer, `policy.json`, `tools.json`; what `HFPolicy`
-loads) plus `manifest.json`: the sha256 of every file and the command that made it. `master_folder(name)` refuses a
+loads) plus `manifest.json`: the sha256 of every file and the command that made it. A LoRA master (a warm start with
+`model.lora_rank > 0`, which keeps its adapter in `adapter/`) ships the adapter alone, as a llama.cpp LoRA GGUF
+(`adapter.gguf`), with its tokenizer; `TrainedGGUFPolicy` runs it over the registry base its policy.json names. `master_folder(name)` refuses a
 folder whose files do not match, naming the file, so a damaged or half-copied master never runs as if it were the one
 measured. `pack(source, folder, command)` makes such a folder from a training run's `final/` or `warmstart/`.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+
+import yaml
 
 from agentcvr.models import file_sha256
 
@@ -27,6 +31,9 @@ CHECKPOINT_FILES = (
     "policy.json",
     "tools.json",
 )
+LORA_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja", "tools.json")
+ADAPTER_FOLDER = "adapter"  # where a LoRA warm start keeps its peft adapter
+LORA_ADAPTER = "adapter.gguf"
 SHIPPED = {"looker-v2": Path(__file__).parent / "masters" / "looker-v2"}
 DEFAULT_TRAINED = "looker-v2"  # `--policy trained`
 
@@ -52,16 +59,37 @@ def master_folder(name: str | Path) -> Path:
 
 
 def pack(source: Path, folder: Path, command: str) -> dict:
-    """Copy a checkpoint's inference files from `source` into `folder` and write their manifest; returns it."""
+    """Copy a checkpoint's inference files from `source` into `folder` (a LoRA checkpoint's adapter written as a
+    llama.cpp LoRA GGUF instead of its merged weights) and write their manifest; returns it."""
     missing = [f for f in ("config.json", "model.safetensors", "tokenizer.json") if not (source / f).is_file()]
     if missing:
         raise FileNotFoundError(f"{source} is not a train-sim checkpoint: missing {', '.join(missing)}")
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
-    for name in CHECKPOINT_FILES:
+    lora = (source / ADAPTER_FOLDER).is_dir()
+    if lora:
+        from agentcvr.lora_gguf import write_lora_gguf
+
+        write_lora_gguf(
+            source / ADAPTER_FOLDER, json.loads((source / "config.json").read_text()), folder / LORA_ADAPTER
+        )
+        policy = json.loads((source / "policy.json").read_text())
+        (folder / "policy.json").write_text(json.dumps(policy | {"base": policy.get("base") or trained_base(source)}))
+        files = {name: file_sha256(folder / name) for name in (LORA_ADAPTER, "policy.json")}
+    for name in LORA_FILES if lora else CHECKPOINT_FILES:
         if (source / name).is_file():
             shutil.copyfile(source / name, folder / name)
             files[name] = file_sha256(folder / name)
     manifest = {"files": files, "command": command, "source": str(source)}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def trained_base(source: Path) -> str:
+    """The pretrained base a checkpoint started from, by its training config (checkpoints that predate policy.json's
+    `base`)."""
+    config = source / "train_config.yaml"
+    base = yaml.safe_load(config.read_text())["model"].get("name_or_path") if config.is_file() else None
+    if not base:
+        raise ValueError(f"{source}: no pretrained base recorded (policy.json `base` or train_config.yaml)")
+    return base

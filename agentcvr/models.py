@@ -133,7 +133,7 @@ _MODELS = [
     ModelSpec(
         name="smollm2-135m",
         kind="gguf",
-        description="SmolLM2-135M-Instruct Q4_1: tiny and fast, weak at JSON even under a grammar.",
+        description="SmolLM2-135M-Instruct Q4_1: tiny and fast, weak at JSON zero-shot; the base of the LoRA master.",
         license="Apache-2.0",
         files=(
             ModelFile(
@@ -196,11 +196,13 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in _MODELS}
 DEFAULT_MASTER = "qwen2.5-coder-1.5b"
 SMALL_LLM = "qwen2.5-coder-0.5b"
 READER_BASE = "minilm-l6"  # the encoder train-reader starts from
+TRAINED_BASE = "smollm2-135m"  # the base a shipped LoRA master runs over (`--policy trained`)
 DEFAULT_MODELS = (
     DEFAULT_MASTER,
     SMALL_LLM,
     "whisper-tiny.en",
     READER_BASE,
+    TRAINED_BASE,
 )  # what `agentcvr models` fetches by default
 
 

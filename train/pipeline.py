@@ -312,14 +312,21 @@ class Run:
 
     def save_policy(self, model, tokenizer, folder: Path) -> None:
         save_policy(
-            model, tokenizer, folder, plain_tokenizer=self.cfg.model.kind == "tiny", protocol=self.cfg.agent.protocol
+            model,
+            tokenizer,
+            folder,
+            plain_tokenizer=self.cfg.model.kind == "tiny",
+            protocol=self.cfg.agent.protocol,
+            base=self.cfg.model.name_or_path if self.cfg.model.kind == "pretrained" else None,
         )
         (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
 
 
-def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True, protocol: str = "tools") -> None:
-    """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved), its action format and, for tool
-    calls, the tool schemas."""
+def save_policy(
+    model, tokenizer, folder: Path, plain_tokenizer: bool = True, protocol: str = "tools", base: str | None = None
+) -> None:
+    """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved), its action format, the
+    pretrained base it started from (what a packed LoRA master runs over) and, for tool calls, the tool schemas."""
     from agentcvr.actions import tool_schemas
     from agentcvr.policies.hf_policy import POLICY_FILE, TOOLS_FILE
     from train.tokenizer import mark_plain
@@ -330,7 +337,7 @@ def save_policy(model, tokenizer, folder: Path, plain_tokenizer: bool = True, pr
     tokenizer.save_pretrained(folder)
     if plain_tokenizer:
         mark_plain(folder)
-    (folder / POLICY_FILE).write_text(json.dumps({"protocol": protocol}))
+    (folder / POLICY_FILE).write_text(json.dumps({"protocol": protocol} | ({"base": base} if base else {})))
     if protocol == "tools":
         (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
 

@@ -114,7 +114,8 @@ def assistant_loss(model, input_ids, attention, labels, weights=None, reduction:
     projection). Returns (loss, number of trained tokens)."""
     import torch.nn.functional as F
 
-    hidden = model.base_model(input_ids=input_ids, attention_mask=attention).last_hidden_state
+    causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model  # under a peft LoRA or not
+    hidden = causal_lm.base_model(input_ids=input_ids, attention_mask=attention).last_hidden_state
     targets = labels[:, 1:]
     keep = targets != -100
     logits = model.get_output_embeddings()(hidden[:, :-1][keep])

@@ -73,9 +73,11 @@ def load_llama(
     seed: int = 0,
     verbosity: int = 0,
     batch: int | None = None,
+    lora: str | Path | None = None,
 ) -> Any:
-    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file; `batch` tokens of a prompt are read per
-    step (llama.cpp's default when None), the granularity at which a stop request is seen while reading."""
+    """An in-process llama.cpp server (`xllamacpp.Server`) over a GGUF file, with the LoRA adapter GGUF `lora` applied
+    at scale 1 when given; `batch` tokens of a prompt are read per step (llama.cpp's default when None), the
+    granularity at which a stop request is seen while reading."""
     import xllamacpp as xlc  # imported here so that `import agentcvr` stays light
 
     path = Path(model_path)
@@ -83,6 +85,12 @@ def load_llama(
         raise FileNotFoundError(f"no GGUF file at {path}")
     params = xlc.CommonParams()
     params.model.path = str(path)
+    if lora is not None:
+        if not Path(lora).is_file():
+            raise FileNotFoundError(f"no LoRA adapter GGUF at {lora}")
+        adapter = xlc.CommonAdapterLoraInfo()
+        adapter.path, adapter.scale = str(lora), 1.0
+        params.lora_adapters = [adapter]
     params.n_ctx = n_ctx
     params.n_parallel = 1  # one slot: every turn of an episode lands on the same KV cache
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
@@ -100,9 +108,9 @@ def json_grammar(schema: dict[str, Any]) -> str:
     return xlc.json_schema_to_grammar({**schema, "x-guidance": COMPACT_JSON})
 
 
-def completion(server: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """Run one chat completion and return it in the non-streamed shape (choices, usage, timings). It is streamed
-    with prompt progress, so that a run told to stop (`agentcvr.cancel`) raises `Cancelled` within one token or one
+def completion(server: Any, request: dict[str, Any], chat: bool = True) -> dict[str, Any]:
+    """Run one chat completion (or, with `chat=False`, a completion of a raw prompt, text or token ids) and return it
+    in the non-streamed chat shape (choices with a message, usage, timings). It is streamed with prompt progress, so that a run told to stop (`agentcvr.cancel`) raises `Cancelled` within one token or one
     prompt batch, and llama.cpp drops the request; a llama.cpp error (context overflow, bad grammar) raises with its
     message."""
     cancel.check()
@@ -114,7 +122,7 @@ def completion(server: Any, request: dict[str, Any]) -> dict[str, Any]:
         return stream.error is not None or (token is not None and token.cancelled)
 
     streamed = {**request, "stream": True, "return_progress": True, "stream_options": {"include_usage": True}}
-    server.handle_chat_completions(streamed, take)
+    (server.handle_chat_completions if chat else server.handle_completions)(streamed, take)
     cancel.check()
     return stream.response()
 
@@ -135,7 +143,7 @@ class _Stream:
             return
         for choice in chunk.get("choices", [])[:1]:
             delta = choice.get("delta") or {}
-            self.content.append(delta.get("content") or "")
+            self.content.append(delta.get("content") or choice.get("text") or "")  # chat, or raw-prompt completion
             self.logprobs.extend((choice.get("logprobs") or {}).get("content") or [])
             self.finish = choice.get("finish_reason") or self.finish
         self.extra |= {key: chunk[key] for key in ("usage", "timings") if chunk.get(key)}

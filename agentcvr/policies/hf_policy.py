@@ -48,6 +48,23 @@ def checkpoint_protocol(path: str | Path) -> str:
     return protocol
 
 
+def prompt_ids(tokenizer, messages: list[dict], tools: list[dict] | None) -> list[int]:
+    """The chat-template rendering of the conversation, with the tools (if any), ending at the assistant header: the
+    prompt a checkpoint was trained on, whichever engine then runs it."""
+    rendered = tokenizer.apply_chat_template(
+        messages, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=True
+    )
+    return list(rendered["input_ids"])
+
+
+def checkpoint_tools(path: str | Path, protocol: str) -> list[dict] | None:
+    """The tool schemas a checkpoint was trained with: none for the JSON protocol, `tools.json` when saved."""
+    if protocol == "json":
+        return None
+    tools_file = Path(path) / TOOLS_FILE
+    return json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
+
+
 class HFPolicy:
     """`HFPolicy(path)`: a checkpoint folder or hub id (model + tokenizer with a chat template); `tools` overrides the
     schemas shown to the model (tools protocol only)."""
@@ -71,24 +88,16 @@ class HFPolicy:
         self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
         self.model.eval()
         self.protocol = checkpoint_protocol(self.path)
-        tools_file = self.path / TOOLS_FILE
-        if self.protocol == "json":
-            if tools is not None:
-                raise ValueError(f"{self.path} writes the published JSON protocol: it takes no tool schemas")
-        elif tools is None:
-            tools = json.loads(tools_file.read_text()) if tools_file.exists() else tool_schemas()
-        self.tools = tools
+        if self.protocol == "json" and tools is not None:
+            raise ValueError(f"{self.path} writes the published JSON protocol: it takes no tool schemas")
+        self.tools = tools if tools is not None else checkpoint_tools(self.path, self.protocol)
         # Ids after which generation stops: the end of the assistant turn (and the pad/eos the config names).
         self.stop_ids = sorted(
             {i for i in (self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id) if isinstance(i, int)}
         )
 
     def prompt_ids(self, messages: list[dict]) -> list[int]:
-        """The chat-template rendering of the conversation, with the tools (if any), ending at the assistant header."""
-        rendered = self.tokenizer.apply_chat_template(
-            messages, tools=self.tools, add_generation_prompt=True, tokenize=True, return_dict=True
-        )
-        return list(rendered["input_ids"])
+        return prompt_ids(self.tokenizer, messages, self.tools)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         return self.act_batch([messages])[0]

@@ -132,3 +132,37 @@ def test_the_warm_start_says_what_it_leaves_out_and_every_tenth_step_and_refuses
         train_sft(
             build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg.model_copy(update={"max_length": 8})
         )
+
+
+def test_a_lora_warm_start_trains_only_the_adapter_and_merges_into_the_same_function():
+    import pytest
+    import torch
+
+    from train.config import SFTConfig, TrainConfig
+    from train.sft import train_sft
+    from train.tiny_model import build_tiny_model, trainable_count, with_lora
+
+    scripts = [generate_one("PI", i, 0) for i in range(2)]
+    table = {s.id: s for s in scripts}
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), Limits(max_turns=4))
+    texts = render_with_template(conversations, tool_schemas()) * 4
+    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
+    small = TrainConfig().model.model_copy(
+        update={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "lora_rank": 4}
+    )
+    with pytest.raises(ValueError, match="model.kind=pretrained"):
+        with_lora(build_tiny_model(small, tokenizer, seed=0), small)
+    model = with_lora(build_tiny_model(small, tokenizer, seed=0), small.model_copy(update={"kind": "pretrained"}))
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    assert 0 < trainable_count(model) < sum(p.numel() for p in before.values()) / 4
+    cfg = SFTConfig(max_epochs=2, batch_size=2, warmup_steps=1, val_fraction=0.25, learning_rate=0.01)
+    result = train_sft(model, tokenizer, texts, cfg, log=lambda _: None)
+    assert result.steps > 0 and torch.isfinite(torch.tensor(result.best_val))
+    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    assert changed and all("lora_" in name for name in changed)  # the base stays frozen
+    ids = torch.tensor([tokenizer(texts[0])["input_ids"][:64]])
+    with torch.no_grad():
+        adapted = model(input_ids=ids).logits
+        merged = model.merge_and_unload()
+        assert not any("lora" in name for name, _ in merged.named_parameters())
+        assert torch.allclose(merged(input_ids=ids).logits, adapted, atol=1e-4)

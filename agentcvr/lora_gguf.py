@@ -1,0 +1,79 @@
+"""A peft LoRA adapter written as a llama.cpp LoRA GGUF, so a master trained here runs over its registry base GGUF.
+
+llama.cpp loads such a file next to the base model (`--lora`) and adds `alpha / rank * B (A x)` to every adapted
+layer's output, which is what peft computes. Three conventions differ from peft's files, and each is handled here:
+- names: peft's `base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight` is llama.cpp's
+  `blk.0.attn_q.weight.lora_a` (gguf's own name map does the translation);
+- rotary layout: llama.cpp's converter permutes the rows of the llama query and key projections (pairs of rotary
+  dimensions are interleaved differently), so the rows of their B matrices get the same permutation;
+- metadata: `general.type = adapter`, `adapter.type = lora`, `adapter.lora.alpha`, and the base's architecture.
+Only the llama architecture (SmolLM2, the registry's trainable base) is handled; anything else is refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CONFIG = "adapter_config.json"
+LORA_KEY = re.compile(r"^base_model\.model\.(?P<layer>.+)\.lora_(?P<part>[AB])\.weight$")
+ARCHITECTURES = {"LlamaForCausalLM": "llama"}  # transformers' class -> llama.cpp's architecture
+
+
+def rotary_rows(weight: np.ndarray, heads: int) -> np.ndarray:
+    """The row order llama.cpp's converter gives a llama query/key projection with `heads` heads."""
+    return (
+        weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weight.shape)
+    )
+
+
+def write_lora_gguf(adapter: Path, model_config: dict, out: Path, dtype: str = "f16") -> dict:
+    """Write the peft adapter folder `adapter` (trained on a model with `model_config`, its config.json) as the
+    llama.cpp LoRA file `out`; returns what it wrote (tensors, rank, alpha, bytes)."""
+    import gguf
+    from safetensors.numpy import load_file
+
+    adapter = Path(adapter)
+    for name in (ADAPTER_WEIGHTS, ADAPTER_CONFIG):
+        if not (adapter / name).is_file():
+            raise FileNotFoundError(f"{adapter} is not a peft LoRA adapter: no {name}")
+    config = json.loads((adapter / ADAPTER_CONFIG).read_text())
+    architecture = ARCHITECTURES.get((model_config.get("architectures") or ["?"])[0])
+    if architecture is None:
+        raise ValueError(f"LoRA export handles {', '.join(ARCHITECTURES)} only, not {model_config.get('architectures')}")
+    if config.get("use_dora") or config.get("use_rslora") or config.get("modules_to_save"):
+        raise ValueError(f"{adapter}: only a plain LoRA exports (no DoRA, rsLoRA or fully trained modules)")
+    heads, kv_heads = model_config["num_attention_heads"], model_config["num_key_value_heads"]
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, model_config["num_hidden_layers"])
+    storage = {"f16": np.float16, "f32": np.float32}[dtype]
+    writer = gguf.GGUFWriter(str(out), arch=architecture)
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(config["lora_alpha"]))
+    tensors = 0
+    for key, weight in sorted(load_file(str(adapter / ADAPTER_WEIGHTS)).items()):
+        match = LORA_KEY.match(key)
+        if match is None:
+            raise ValueError(f"{adapter}: {key} is not a LoRA A/B weight")
+        layer, part = match["layer"], match["part"]
+        base = names.get_name(f"{layer}.weight", try_suffixes=(".weight",))
+        if base is None:
+            raise ValueError(f"{adapter}: llama.cpp has no tensor for {layer}")
+        weight = weight.astype(np.float32)
+        if part == "B" and layer.endswith("q_proj"):
+            weight = rotary_rows(weight, heads)
+        elif part == "B" and layer.endswith("k_proj"):
+            weight = rotary_rows(weight, kv_heads)
+        writer.add_tensor(f"{base}.lora_{part.lower()}", np.ascontiguousarray(weight.astype(storage)))
+        tensors += 1
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return {"tensors": tensors, "rank": config["r"], "alpha": config["lora_alpha"], "bytes": Path(out).stat().st_size}
