@@ -116,7 +116,17 @@ def with_lora(model: PreTrainedModel, cfg: ModelConfig) -> PreTrainedModel:
 
     if cfg.kind != "pretrained":
         raise ValueError("model.lora_rank > 0 needs model.kind=pretrained: a tiny model is trained whole")
-    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets)
+    layers = model.config.num_hidden_layers
+    top = cfg.lora_top_layers
+    if top is not None and top > layers:
+        raise ValueError(f"model.lora_top_layers={top} but the model has {layers} layers")
+    lora = LoraConfig(
+        r=cfg.lora_rank,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=0.0,
+        target_modules=cfg.lora_targets,
+        layers_to_transform=None if top is None else list(range(layers - top, layers)),
+    )
     return get_peft_model(model, lora)
 
 
