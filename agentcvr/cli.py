@@ -4,7 +4,7 @@
     agentcvr gen-scripts --task all -n 20 --seed 0 --out data/scripts.jsonl
     agentcvr run --policy gguf --perception sim --scripts data/scripts.jsonl
     agentcvr train-sim --preset cpu-tiny
-    agentcvr pack-master runs/looker/final agentcvr/masters/looker-v2   # ship a trained master (--policy trained)
+    agentcvr pack-master runs/looker/warmstart agentcvr/masters/looker-v3   # ship a trained master (--policy trained)
     agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
     agentcvr serve --media-root videos/                # POST /answer; agentcvr ask "QUESTION" a.mp4 b.mp4
@@ -204,15 +204,18 @@ def models(
 @app.command("pack-master")
 def pack_master(
     source: Annotated[Path, typer.Argument(help="A train-sim checkpoint: RUN/final or RUN/warmstart.")],
-    folder: Annotated[Path, typer.Argument(help="Where the packed master goes, e.g. agentcvr/masters/looker-v2.")],
+    folder: Annotated[Path, typer.Argument(help="Where the packed master goes, e.g. agentcvr/masters/looker-v3.")],
     command: Annotated[str, typer.Option(help="The command that trained it, kept in its manifest.")] = "",
 ) -> None:
-    """Copy a trained master's inference files into FOLDER with a sha256 manifest (how `--policy trained` ships)."""
+    """Copy a trained master's inference files into FOLDER with a sha256 manifest (how `--policy trained` ships).
+
+    A LoRA warm start (`-o model.lora_rank=R`) ships its adapter alone, written as a llama.cpp LoRA GGUF that runs
+    over the registry base it was trained on."""
     from agentcvr.masters import pack
 
     try:
         manifest = pack(source, folder, command)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         _fail(str(error))
     size = sum((folder / name).stat().st_size for name in manifest["files"])
     console.print(f"{folder}: {len(manifest['files'])} files, {size / 1e6:.1f} MB, manifest {folder}/manifest.json")

@@ -6,7 +6,7 @@ looks and an answer matched from the observed sentences, on PSS the model scans 
 `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
 model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`,
-`trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v2` by default, that makes
+`trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v3` by default, that makes
 every call itself; the shipped reader answers what it can from those looks).
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality
@@ -375,8 +375,16 @@ def make_perception(
 
 
 def recorded(component: Component) -> Component:
-    """The component as a run spec records it: operational options (timeouts, workers, caches, keys) left out."""
-    return component.model_copy(update={"options": _without(component.options, OPERATIONAL)})
+    """The component as a run spec records it: operational options (timeouts, workers, caches, keys) left out; a
+    trained master with the digest of what it loads, so a run resumed after `trained` or a checkpoint folder changed
+    (a new default, a retrained warm start) is refused instead of mixing two masters' results."""
+    options = _without(component.options, OPERATIONAL)
+    name, _, arg = component.name.partition(":")
+    if name == "trained":
+        from agentcvr.masters import DEFAULT_TRAINED, master_digest
+
+        options["master_sha256"] = master_digest(arg or DEFAULT_TRAINED)
+    return component.model_copy(update={"options": options})
 
 
 def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) -> Perception:

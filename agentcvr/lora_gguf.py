@@ -27,9 +27,7 @@ ARCHITECTURES = {"LlamaForCausalLM": "llama"}  # transformers' class -> llama.cp
 def rotary_rows(weight: np.ndarray, heads: int) -> np.ndarray:
     """The row order llama.cpp's converter gives a llama query/key projection with `heads` heads."""
     return (
-        weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(weight.shape)
+        weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
     )
 
 
@@ -46,7 +44,8 @@ def write_lora_gguf(adapter: Path, model_config: dict, out: Path, dtype: str = "
     config = json.loads((adapter / ADAPTER_CONFIG).read_text())
     architecture = ARCHITECTURES.get((model_config.get("architectures") or ["?"])[0])
     if architecture is None:
-        raise ValueError(f"LoRA export handles {', '.join(ARCHITECTURES)} only, not {model_config.get('architectures')}")
+        known, given = ", ".join(ARCHITECTURES), model_config.get("architectures")
+        raise ValueError(f"LoRA export handles {known} only, not {given}")
     if config.get("use_dora") or config.get("use_rslora") or config.get("modules_to_save"):
         raise ValueError(f"{adapter}: only a plain LoRA exports (no DoRA, rsLoRA or fully trained modules)")
     heads, kv_heads = model_config["num_attention_heads"], model_config["num_key_value_heads"]

@@ -3,9 +3,10 @@
 A shipped master is a `train-sim` checkpoint folder (weights, tokenizer, `policy.json`, `tools.json`; what `HFPolicy`
 loads) plus `manifest.json`: the sha256 of every file and the command that made it. A LoRA master (a warm start with
 `model.lora_rank > 0`, which keeps its adapter in `adapter/`) ships the adapter alone, as a llama.cpp LoRA GGUF
-(`adapter.gguf`), with its tokenizer; `TrainedGGUFPolicy` runs it over the registry base its policy.json names. `master_folder(name)` refuses a
-folder whose files do not match, naming the file, so a damaged or half-copied master never runs as if it were the one
-measured. `pack(source, folder, command)` makes such a folder from a training run's `final/` or `warmstart/`.
+(`adapter.gguf`), with its tokenizer; `TrainedGGUFPolicy` runs it over the registry base its policy.json names.
+`master_folder(name)` refuses a folder whose files do not match, naming the file, so a damaged or half-copied master
+never runs as if it were the one measured. `pack(source, folder, command)` makes such a folder from a training run's
+`final/` or `warmstart/`.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ CHECKPOINT_FILES = (
 LORA_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja", "tools.json")
 ADAPTER_FOLDER = "adapter"  # where a LoRA warm start keeps its peft adapter
 LORA_ADAPTER = "adapter.gguf"
-SHIPPED = {"looker-v2": Path(__file__).parent / "masters" / "looker-v2"}
-DEFAULT_TRAINED = "looker-v2"  # `--policy trained`
+SHIPPED = {name: Path(__file__).parent / "masters" / name for name in ("looker-v2", "looker-v3")}
+DEFAULT_TRAINED = "looker-v3"  # `--policy trained`
 
 
 def master_folder(name: str | Path) -> Path:
@@ -93,3 +94,13 @@ def trained_base(source: Path) -> str:
     if not base:
         raise ValueError(f"{source}: no pretrained base recorded (policy.json `base` or train_config.yaml)")
     return base
+
+
+def master_digest(name: str | Path) -> str:
+    """What identifies a trained master's weights: the sha256 of a shipped (or packed) master's manifest, else of a
+    checkpoint folder's weights file."""
+    folder = master_folder(name)
+    for file in (MANIFEST, LORA_ADAPTER, "model.safetensors"):
+        if (folder / file).is_file():
+            return file_sha256(folder / file)
+    raise FileNotFoundError(f"{folder} holds no trained master: no {MANIFEST}, {LORA_ADAPTER} or model.safetensors")

@@ -110,9 +110,9 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
 def completion(server: Any, request: dict[str, Any], chat: bool = True) -> dict[str, Any]:
     """Run one chat completion (or, with `chat=False`, a completion of a raw prompt, text or token ids) and return it
-    in the non-streamed chat shape (choices with a message, usage, timings). It is streamed with prompt progress, so that a run told to stop (`agentcvr.cancel`) raises `Cancelled` within one token or one
-    prompt batch, and llama.cpp drops the request; a llama.cpp error (context overflow, bad grammar) raises with its
-    message."""
+    in the non-streamed chat shape (choices with a message, usage, timings). It is streamed with prompt progress, so
+    that a run told to stop (`agentcvr.cancel`) raises `Cancelled` within one token or one prompt batch, and
+    llama.cpp drops the request; a llama.cpp error (context overflow, bad grammar) raises with its message."""
     cancel.check()
     token = cancel.current()
     stream = _Stream()

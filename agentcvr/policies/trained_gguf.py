@@ -22,7 +22,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
 from agentcvr.masters import LORA_ADAPTER
 from agentcvr.models import ensure_model
-from agentcvr.policies.gguf import PROMPT_BATCH, completion, load_llama
+from agentcvr.policies.gguf import completion, load_llama
 from agentcvr.policies.hf_policy import POLICY_FILE, checkpoint_protocol, checkpoint_tools, load_tokenizer, prompt_ids
 
 GGUF_PREFIX = "gguf:"

@@ -36,3 +36,24 @@ def test_a_packed_master_runs_by_name_and_a_damaged_one_is_refused_naming_the_fi
         masters.master_folder("looker-test")
     with pytest.raises(FileNotFoundError, match="not a train-sim checkpoint"):
         masters.pack(tmp_path / "nothing", tmp_path / "out", command="")
+
+
+def test_a_run_spec_names_the_trained_master_it_measured_so_a_resume_never_mixes_two(warm_start, tmp_path):
+    from agentcvr.components import recorded
+
+    folder, _, _ = warm_start
+    packed = tmp_path / "looker-test"
+    masters.pack(folder, packed, command="first")
+    spec = recorded(policy_component(f"trained:{packed}"))
+    assert spec.options["master_sha256"] == masters.master_digest(packed)
+    masters.pack(folder, packed, command="retrained")  # other weights behind the same name: another manifest
+    assert recorded(policy_component(f"trained:{packed}")).options["master_sha256"] != spec.options["master_sha256"]
+    shipped = recorded(policy_component("trained")).options["master_sha256"]  # the default, by what it is now
+    assert shipped == masters.master_digest(masters.DEFAULT_TRAINED)
+
+
+def test_every_shipped_master_matches_its_manifest():
+    for name in masters.SHIPPED:
+        folder = masters.master_folder(name)  # raises naming the file that differs
+        assert json.loads((folder / masters.MANIFEST).read_text())["command"]
+    assert masters.DEFAULT_TRAINED in masters.SHIPPED

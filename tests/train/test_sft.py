@@ -148,7 +148,13 @@ def test_a_lora_warm_start_trains_only_the_adapter_and_merges_into_the_same_func
     texts = render_with_template(conversations, tool_schemas()) * 4
     tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
     small = TrainConfig().model.model_copy(
-        update={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "lora_rank": 4, "lora_top_layers": 1}
+        update={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "lora_rank": 4,
+            "lora_top_layers": 1,
+        }
     )
     with pytest.raises(ValueError, match="model.kind=pretrained"):
         with_lora(build_tiny_model(small, tokenizer, seed=0), small)
