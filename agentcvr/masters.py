@@ -71,11 +71,14 @@ def pack(source: Path, folder: Path, command: str) -> dict:
     if lora:
         from agentcvr.lora_gguf import write_lora_gguf
 
+        policy = json.loads((source / "policy.json").read_text())
+        base = policy.get("base") or trained_base(source)
+        if not base.startswith("gguf:") or base.endswith(".gguf"):
+            raise ValueError(f"{source}: a LoRA master ships over a registry base (gguf:NAME), not {base!r}")
         write_lora_gguf(
             source / ADAPTER_FOLDER, json.loads((source / "config.json").read_text()), folder / LORA_ADAPTER
         )
-        policy = json.loads((source / "policy.json").read_text())
-        (folder / "policy.json").write_text(json.dumps(policy | {"base": policy.get("base") or trained_base(source)}))
+        (folder / "policy.json").write_text(json.dumps(policy | {"base": base}))
         files = {name: file_sha256(folder / name) for name in (LORA_ADAPTER, "policy.json")}
     for name in LORA_FILES if lora else CHECKPOINT_FILES:
         if (source / name).is_file():

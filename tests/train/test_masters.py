@@ -38,6 +38,18 @@ def test_a_packed_master_runs_by_name_and_a_damaged_one_is_refused_naming_the_fi
         masters.pack(tmp_path / "nothing", tmp_path / "out", command="")
 
 
+def test_a_lora_master_over_a_local_gguf_file_is_refused_at_packing(warm_start, tmp_path):
+    import shutil
+
+    folder, _, _ = warm_start
+    lora = tmp_path / "lora-warmstart"
+    shutil.copytree(folder, lora)
+    (lora / masters.ADAPTER_FOLDER).mkdir()
+    (lora / "policy.json").write_text(json.dumps({"protocol": "json", "base": "gguf:/tmp/mine.gguf"}))
+    with pytest.raises(ValueError, match="registry base"):  # a user's file is not fetched and verified by name
+        masters.pack(lora, tmp_path / "out", command="")
+
+
 def test_a_run_spec_names_the_trained_master_it_measured_so_a_resume_never_mixes_two(warm_start, tmp_path):
     from agentcvr.components import recorded
 
