@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentcvr.overrides import apply_override
 
@@ -75,6 +75,12 @@ class ModelConfig(_Section):
     )
     dtype: Literal["float32", "bfloat16"] = "float32"
     attn_implementation: str | None = Field(default=None, description="e.g. flash_attention_2 on GPUs.")
+
+    @model_validator(mode="after")
+    def _lora_needs_a_pretrained_base(self) -> ModelConfig:
+        if self.lora_rank and self.kind != "pretrained":
+            raise ValueError("model.lora_rank > 0 needs model.kind=pretrained: a tiny model is trained whole")
+        return self
 
 
 class SimulatorConfig(_Section):

@@ -106,9 +106,9 @@ class Run:
         """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder (or,
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.actions import tool_schemas
+        from agentcvr.masters import ADAPTER_FOLDER
         from train import sft
         from train.tiny_model import (
-            ADAPTER,
             build_tiny_model,
             load_policy_model,
             parameter_count,
@@ -182,7 +182,7 @@ class Run:
             f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f} ({folder}/sft_loss.png)"
         )
         if self.cfg.model.lora_rank:  # the adapter alone ships; evaluation and GRPO load the merged weights
-            model.save_pretrained(folder / ADAPTER)
+            model.save_pretrained(folder / ADAPTER_FOLDER)
             model = model.merge_and_unload()
         self.save_policy(model, tokenizer, folder)
         checkpoint.unlink(missing_ok=True)  # the saved policy replaces it

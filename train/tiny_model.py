@@ -107,9 +107,6 @@ def parameter_count(model: PreTrainedModel) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-ADAPTER = "adapter"  # the warm start's LoRA alone (peft format), beside the merged checkpoint
-
-
 def with_lora(model: PreTrainedModel, cfg: ModelConfig) -> PreTrainedModel:
     """`model` with a trainable LoRA of rank `cfg.lora_rank` on `cfg.lora_targets`; every other weight frozen."""
     from peft import LoraConfig, get_peft_model

@@ -33,3 +33,16 @@ def test_the_model_settings_reach_the_trainer_that_loads_the_policy(tmp_path):
     args = grpo_args(load_config("gpu-qwen3-8b", on_cpu), tmp_path, tmp_path)
     assert args.model_init_kwargs == {"dtype": "bfloat16", "attn_implementation": "flash_attention_2"}
     assert grpo_args(load_config("cpu-tiny"), tmp_path, tmp_path).model_init_kwargs == {"dtype": "float32"}
+
+
+def test_a_lora_on_a_tiny_model_is_refused_rather_than_ignored():
+    import pytest
+
+    from train.config import load_config
+
+    with pytest.raises(ValueError, match="lora_rank > 0 needs model.kind=pretrained"):
+        load_config("cpu-learn", ["model.lora_rank=4"])
+    cfg = load_config(
+        "cpu-learn", ["model.lora_rank=4", "model.kind=pretrained", "model.name_or_path=gguf:smollm2-135m"]
+    )
+    assert cfg.model.lora_rank == 4 and cfg.model.lora_top_layers is None
