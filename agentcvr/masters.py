@@ -35,6 +35,7 @@ CHECKPOINT_FILES = (
 LORA_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja", "tools.json")
 ADAPTER_FOLDER = "adapter"  # where a LoRA warm start keeps its peft adapter
 LORA_ADAPTER = "adapter.gguf"
+GGUF_PREFIX = "gguf:"  # a registry GGUF by name: the base a LoRA master runs over
 SHIPPED = {name: Path(__file__).parent / "masters" / name for name in ("looker-v2", "looker-v3")}
 DEFAULT_TRAINED = "looker-v3"  # `--policy trained`
 
@@ -73,8 +74,7 @@ def pack(source: Path, folder: Path, command: str) -> dict:
 
         policy = json.loads((source / "policy.json").read_text())
         base = policy.get("base") or trained_base(source)
-        if not base.startswith("gguf:") or base.endswith(".gguf"):
-            raise ValueError(f"{source}: a LoRA master ships over a registry base (gguf:NAME), not {base!r}")
+        registry_base(base, source)
         write_lora_gguf(
             source / ADAPTER_FOLDER, json.loads((source / "config.json").read_text()), folder / LORA_ADAPTER
         )
@@ -87,6 +87,14 @@ def pack(source: Path, folder: Path, command: str) -> dict:
     manifest = {"files": files, "command": command, "source": str(source)}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def registry_base(base: str, where: Path | str) -> str:
+    """The registry model name in a LoRA master's base (`gguf:NAME`); a local GGUF file is refused, since it is not
+    fetched and verified by name where the master runs."""
+    if not base.startswith(GGUF_PREFIX) or base.endswith(".gguf"):
+        raise ValueError(f"{where}: a LoRA master runs over a registry base (gguf:NAME), not {base!r}")
+    return base[len(GGUF_PREFIX) :]
 
 
 def trained_base(source: Path) -> str:

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcvr.masters import GGUF_PREFIX
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -52,9 +54,6 @@ def load_policy_model(cfg: ModelConfig, source: str | None = None) -> PreTrained
     if cfg.attn_implementation:
         kwargs["attn_implementation"] = cfg.attn_implementation
     return AutoModelForCausalLM.from_pretrained(source, **kwargs)
-
-
-GGUF_PREFIX = "gguf:"
 
 
 def pretrained_source(cfg: ModelConfig, base: Path) -> str:

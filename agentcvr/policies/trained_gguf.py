@@ -20,21 +20,16 @@ from typing import Any
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
-from agentcvr.masters import LORA_ADAPTER
+from agentcvr.masters import LORA_ADAPTER, registry_base
 from agentcvr.models import ensure_model
 from agentcvr.policies.gguf import completion, load_llama
 from agentcvr.policies.hf_policy import POLICY_FILE, checkpoint_protocol, checkpoint_tools, load_tokenizer, prompt_ids
-
-GGUF_PREFIX = "gguf:"
 
 
 def lora_base(folder: Path) -> str:
     """The registry name of the base a LoRA master was trained on (its policy.json `base`, `gguf:NAME`)."""
     spec = json.loads((folder / POLICY_FILE).read_text()) if (folder / POLICY_FILE).is_file() else {}
-    base = spec.get("base") or ""
-    if not base.startswith(GGUF_PREFIX) or base.endswith(".gguf"):
-        raise ValueError(f"{folder}/{POLICY_FILE}: a LoRA master names a registry base as 'gguf:NAME', got {base!r}")
-    return base[len(GGUF_PREFIX) :]
+    return registry_base(spec.get("base") or "", folder / POLICY_FILE)
 
 
 class TrainedGGUFPolicy:
@@ -58,9 +53,7 @@ class TrainedGGUFPolicy:
         self.temperature, self.max_new_tokens, self.seed = temperature, max_new_tokens, seed
         threads = threads or min(os.cpu_count() or 1, 8)
         base = ensure_model(lora_base(self.path))
-        self.server = load_llama(
-            base, n_ctx=n_ctx, threads=threads, seed=seed, batch=None, lora=self.path / LORA_ADAPTER
-        )
+        self.server = load_llama(base, n_ctx=n_ctx, threads=threads, seed=seed, lora=self.path / LORA_ADAPTER)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         ids = prompt_ids(self.tokenizer, messages, self.tools)
