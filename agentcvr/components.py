@@ -141,6 +141,9 @@ class TrainedOptions(PolicyOptions):
 
     reader: str | None = Field(default="scan-v1", description=READER_HELP)
     temperature: float = Field(default=0.0, ge=0, description="Sampling temperature (0: greedy, as trained to act).")
+    threads: int | None = Field(
+        default=None, ge=1, description="llama.cpp threads of a LoRA master (default: all cores, max 8)."
+    )
 
 
 class OpenAIOptions(PolicyOptions):
@@ -258,7 +261,9 @@ def _trained(arg: str, scripts: Mapping[str, Script], options: TrainedOptions) -
     if (folder / LORA_ADAPTER).is_file():  # a LoRA master: llama.cpp over its registry base
         from agentcvr.policies.trained_gguf import TrainedGGUFPolicy
 
-        return TrainedGGUFPolicy(folder, temperature=options.temperature)
+        return TrainedGGUFPolicy(folder, temperature=options.temperature, threads=options.threads)
+    if options.threads is not None:
+        raise ValueError(f"trained:{arg}: threads sets llama.cpp's threads; this master runs in torch ({folder})")
     from agentcvr.policies.hf_policy import HFPolicy
 
     return HFPolicy(folder, temperature=options.temperature)

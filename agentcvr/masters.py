@@ -63,12 +63,13 @@ def master_folder(name: str | Path) -> Path:
 def pack(source: Path, folder: Path, command: str) -> dict:
     """Copy a checkpoint's inference files from `source` into `folder` (a LoRA checkpoint's adapter written as a
     llama.cpp LoRA GGUF instead of its merged weights) and write their manifest; returns it."""
-    missing = [f for f in ("config.json", "model.safetensors", "tokenizer.json") if not (source / f).is_file()]
+    lora = (source / ADAPTER_FOLDER).is_dir()
+    weights = () if lora else ("model.safetensors",)  # a LoRA checkpoint ships its adapter, not its merged weights
+    missing = [f for f in ("config.json", *weights, "tokenizer.json") if not (source / f).is_file()]
     if missing:
         raise FileNotFoundError(f"{source} is not a train-sim checkpoint: missing {', '.join(missing)}")
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
-    lora = (source / ADAPTER_FOLDER).is_dir()
     if lora:
         from agentcvr.lora_gguf import write_lora_gguf
 

@@ -56,7 +56,11 @@ def main() -> int:
     parser.add_argument("--perception", default="sim", choices=["sim", "real"])
     parser.add_argument("--videos", type=Path, help="rendered episodes (from `agentcvr render`) for --perception real")
     parser.add_argument("--max-turns", type=int, default=10, help="policy turns before a forced answer")
-    parser.add_argument("--threads", type=int, help="llama.cpp threads of a GGUF master (default: all cores, max 8)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="llama.cpp threads of a GGUF or LoRA master (default: all cores, max 8)",
+    )
     parser.add_argument("--answer-orders", type=int, help="option orders a GGUF master's answer is voted over")
     parser.add_argument(
         "--answer-scoring",
@@ -108,7 +112,13 @@ def main() -> int:
         if extra not in ("", "reader") or (extra and args.reader is None):
             parser.error(f"policy {spec!r}: the only suffix is +reader, and it needs --reader DIR")
         reading = {"reader": str(args.reader), "reader_looks": args.reader_looks} if extra else {}
-        policy_part = policy_component(base, **reading, **(options if base.startswith("gguf") else {}))
+        if base.startswith("gguf"):
+            given = options
+        elif base.startswith("trained"):  # a LoRA master runs in llama.cpp too
+            given = {"threads": args.threads}
+        else:
+            given = {}
+        policy_part = policy_component(base, **reading, **given)
         limits = Limits(max_turns=args.max_turns)
         run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)
         predictor = AgentPredictor(Agent(make_policy(policy_part, scripts), perception, limits))

@@ -69,6 +69,7 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
     return sft, grpo, heldout
 
 
+REFERENCE_ADAPTER = "ref"  # the frozen copy of a continued adapter that TRL adds as the KL reference
 SFT_CHECKPOINT = "sft_checkpoint.pt"  # the warm start's last complete epoch (removed once the policy is saved)
 
 
@@ -106,7 +107,6 @@ class Run:
         """Expert trajectories -> tokenizer + tiny model -> SFT to convergence; returns the warm-start folder (or,
         without SFT, the pretrained model's name: the paper runs RL straight from the instruct model)."""
         from agentcvr.actions import tool_schemas
-        from agentcvr.masters import ADAPTER_FOLDER
         from train import sft
         from train.tiny_model import (
             build_tiny_model,
@@ -181,9 +181,6 @@ class Run:
             f"warm start: {result.stopped} after {result.epochs} epochs / {result.steps} steps "
             f"in {result.seconds:.0f} s, best validation loss {result.best_val:.4f} ({folder}/sft_loss.png)"
         )
-        if self.cfg.model.lora_rank:  # the adapter alone ships; evaluation and GRPO load the merged weights
-            model.save_pretrained(folder / ADAPTER_FOLDER)
-            model = model.merge_and_unload()
         self.save_policy(model, tokenizer, folder)
         checkpoint.unlink(missing_ok=True)  # the saved policy replaces it
         (folder / "DONE").write_text("ok")
@@ -274,7 +271,7 @@ class Run:
         clock = WallClockLimit(self.cfg.grpo.max_seconds)
         trainer = build_trainer(
             self.cfg,
-            warm_start,
+            self.grpo_policy(warm_start),
             tokenizer,
             Dataset.from_list(rows),
             episodes_by_id(table),
@@ -310,7 +307,33 @@ class Run:
         )
         return len(rendered["input_ids"])
 
+    def grpo_policy(self, warm_start: str):
+        """What GRPO trains: the warm start's folder, or, for a LoRA warm start, its adapter continued over the base
+        (the result then ships as an adapter too). TRL keeps a frozen copy of that adapter as the KL reference."""
+        from agentcvr.masters import ADAPTER_FOLDER
+
+        adapter = Path(warm_start) / ADAPTER_FOLDER
+        if not adapter.is_dir():
+            return warm_start
+        from peft import PeftModel
+
+        from train.tiny_model import load_policy_model, pretrained_source
+
+        base = load_policy_model(self.cfg.model, pretrained_source(self.cfg.model, self.out / "base"))
+        return PeftModel.from_pretrained(base, adapter, is_trainable=True)
+
     def save_policy(self, model, tokenizer, folder: Path) -> None:
+        """A LoRA model keeps its adapter in `adapter/` (what ships) beside the merged weights (what evaluation
+        and GRPO load in torch)."""
+        from peft import PeftModel
+
+        from agentcvr.masters import ADAPTER_FOLDER
+
+        if isinstance(model, PeftModel):
+            if REFERENCE_ADAPTER in model.peft_config:
+                model.delete_adapter(REFERENCE_ADAPTER)
+            model.save_pretrained(folder / ADAPTER_FOLDER)
+            model = model.merge_and_unload()
         save_policy(
             model,
             tokenizer,

@@ -69,3 +69,29 @@ def test_every_shipped_master_matches_its_manifest():
         folder = masters.master_folder(name)  # raises naming the file that differs
         assert json.loads((folder / masters.MANIFEST).read_text())["command"]
     assert masters.DEFAULT_TRAINED in masters.SHIPPED
+
+
+def test_a_lora_checkpoint_packs_from_its_adapter_alone(warm_start, tmp_path):
+    """GRPO on a GPU machine brings back the adapter, not the merged weights: packing needs only the adapter."""
+    import shutil
+
+    from train.config import ModelConfig
+    from train.tiny_model import load_policy_model, with_lora
+
+    folder, _, _ = warm_start
+    lora = tmp_path / "lora-final"
+    shutil.copytree(folder, lora)
+    (lora / "model.safetensors").unlink()
+    model = ModelConfig(kind="pretrained", name_or_path=str(folder), lora_rank=2)
+    with_lora(load_policy_model(model, str(folder)), model).save_pretrained(lora / masters.ADAPTER_FOLDER)
+    (lora / "policy.json").write_text(json.dumps({"protocol": "json", "base": "gguf:smollm2-135m"}))
+    config = json.loads((lora / "config.json").read_text())  # the tiny Qwen2 under the Llama name the export takes
+    (lora / "config.json").write_text(json.dumps(config | {"architectures": ["LlamaForCausalLM"]}))
+    manifest = masters.pack(lora, tmp_path / "out", command="")
+    assert masters.LORA_ADAPTER in manifest["files"] and "model.safetensors" not in manifest["files"]
+
+
+def test_threads_of_a_torch_master_are_refused_not_ignored(warm_start, tmp_path):
+    folder, _, _ = warm_start
+    with pytest.raises(ValueError, match="runs in torch"):
+        make_policy(policy_component(f"trained:{folder}", threads=2))
