@@ -145,7 +145,9 @@ def _parse_json_protocol(text: str, episode: Episode | None) -> ParsedTurn | Par
 
 
 def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | ParseError:
-    """The published protocol: observe (several targets allowed), get_caption, answer."""
+    """The published protocol: observe (several targets allowed), get_caption, answer. get_caption also takes
+    `caption_targets` (a list shaped like observe's targets: several videos in one turn), which the published one
+    does not: one video a turn spends a 4-turn budget before a four-video dialogue task is heard."""
     name = obj.get("action")
     params = obj.get("params", {})
     if not isinstance(params, dict):
@@ -157,9 +159,9 @@ def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | Par
         result = build_action("answer", {"answer": answer}, episode)
         return result if isinstance(result, ParseError) else [result]
     if name == "get_caption":
-        args = {"video": params.get("video_index"), "start": params.get("start_time"), "end": params.get("end_time")}
-        result = build_action("listen", args, episode)
-        return result if isinstance(result, ParseError) else [result]
+        if "caption_targets" in params:  # our extension: several videos in one turn, as observe's targets
+            return _targets(params["caption_targets"], "listen", {}, episode)
+        return _targets([params], "listen", {}, episode)
     if name == "observe":
         targets = params.get("observation_targets")
         if not isinstance(targets, list) or not targets:
@@ -167,27 +169,29 @@ def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | Par
                 code=ErrorCode.MISSING_FIELD, message="observe needs a non-empty 'observation_targets' list."
             )
         focus = params.get("focus_prompt", "")
-        actions: list[Action] = []
-        for target in targets:
-            if not isinstance(target, dict):
-                return ParseError(code=ErrorCode.INVALID_VALUE, message="Each observation target must be an object.")
-            args = {
-                "video": target.get("video_index"),
-                "start": target.get("start_time"),
-                "end": target.get("end_time"),
-                "focus": focus if isinstance(focus, str) else "",
-            }
-            if "num_frames" in target:
-                args["num_frames"] = target["num_frames"]
-            result = build_action("observe", args, episode)
-            if isinstance(result, ParseError):
-                return result
-            actions.append(result)
-        return actions
+        return _targets(targets, "observe", {"focus": focus if isinstance(focus, str) else ""}, episode)
     return ParseError(
         code=ErrorCode.UNKNOWN_TOOL,
         message=f"Unknown action {name!r}: use 'observe', 'get_caption' or 'answer'.",
     )
+
+
+def _targets(targets: Any, tool: str, shared: dict, episode: Episode | None) -> list[Action] | ParseError:
+    """One `tool` action per target object (`video_index`, optional `start_time`/`end_time`, `num_frames`)."""
+    if not isinstance(targets, list) or not targets:
+        return ParseError(code=ErrorCode.MISSING_FIELD, message=f"{tool} needs a non-empty list of targets.")
+    actions: list[Action] = []
+    for target in targets:
+        if not isinstance(target, dict):
+            return ParseError(code=ErrorCode.INVALID_VALUE, message="Each target must be an object.")
+        args = {"video": target.get("video_index"), "start": target.get("start_time"), "end": target.get("end_time")}
+        if tool == "observe" and "num_frames" in target:
+            args["num_frames"] = target["num_frames"]
+        result = build_action(tool, args | shared, episode)
+        if isinstance(result, ParseError):
+            return result
+        actions.append(result)
+    return actions
 
 
 def build_action(name: Any, arguments: Any, episode: Episode | None = None) -> Action | ParseError:

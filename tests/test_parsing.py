@@ -68,6 +68,21 @@ def test_published_protocol_caption_without_times_covers_the_video():
     assert isinstance(turn, ParsedTurn) and turn.actions == [Listen(video=2, start=0, end=30)]
 
 
+def test_caption_targets_listen_to_several_videos_in_one_turn():
+    obj = {
+        "action": "get_caption",
+        "params": {"caption_targets": [{"video_index": 1}, {"video_index": 2, "end_time": 9}]},
+    }
+    turn = parse_turn(json.dumps(obj), None, EPISODE)
+    assert isinstance(turn, ParsedTurn) and turn.actions == [
+        Listen(video=1, start=0, end=60),
+        Listen(video=2, start=0, end=9),
+    ]
+    for bad in ([], [3], "1"):
+        error = parse_turn(json.dumps({"action": "get_caption", "params": {"caption_targets": bad}}), None, EPISODE)
+        assert isinstance(error, ParseError) and "target" in error.message
+
+
 @pytest.mark.parametrize(
     ("final", "expected"),
     [("C", "C"), ("AC", "AC"), ("2->4->3->1", "2->4->3->1"), ([53.2, 57.8], "53.2,57.8")],

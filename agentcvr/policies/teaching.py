@@ -6,7 +6,8 @@ resumes anywhere. `looks` pairs every observe/listen the assistant made with the
 order: the loop answers a turn's calls in the order they were made, as tool messages (tools) or as "Result of ..."
 user messages (json). A teacher's plan is a list of turns, each a list of calls; `next_calls` finds where the
 conversation stands in it, and `write_turn` writes those calls as one turn. The published protocol holds one action
-per turn (observe may take several videos under one focus), so there a planned turn can take several turns.
+per turn (observe may take several videos under one focus, and, in our extension, get_caption several videos), so
+there a planned turn of mixed calls takes several turns.
 """
 
 from __future__ import annotations
@@ -76,22 +77,23 @@ def write_turn(calls: list[Call], protocol: Protocol, call_id: str, thought: str
 
 
 def json_turn(calls: list[Call], thought: str = "") -> dict:
-    """The published protocol's object for the first calls: an answer, one get_caption, or one observe over all the
-    leading observe calls that share a focus."""
+    """The published protocol's object for the first calls: an answer, one get_caption over all the leading listen
+    calls, or one observe over all the leading observe calls that share a focus."""
     name, args = calls[0]
     head = {"action": {"listen": "get_caption"}.get(name, name), **({"thought": thought} if thought else {})}
     if name == "answer":
         return {**head, "final_answer": args["answer"]}
-    if name == "listen":
-        return {**head, "params": _target(args)}
-    if name != "observe":
+    if name not in ("listen", "observe"):
         raise ValueError(f"unknown tool {name!r}")
     focus = args.get("focus", "")
     group = [args]
     for other_name, other in calls[1:]:
-        if other_name != "observe" or other.get("focus", "") != focus:
+        if other_name != name or other.get("focus", "") != focus:
             break
         group.append(other)
+    if name == "listen":  # one video: the published shape; several: `caption_targets` (parsing.py)
+        targets = [_target(a) for a in group]
+        return {**head, "params": targets[0] if len(targets) == 1 else {"caption_targets": targets}}
     return {**head, "params": {"observation_targets": [_target(a) for a in group], "focus_prompt": focus}}
 
 

@@ -96,6 +96,11 @@ def test_json_turns_group_observes_under_one_focus_only():
         "action": "get_caption",
         "params": {"video_index": 2, "start_time": 0, "end_time": 4},
     }
+    listens = [("listen", {"video": 1}), ("listen", {"video": 2, "start": 3, "end": 8}), ("observe", {"video": 1})]
+    assert json_turn(listens) == {
+        "action": "get_caption",
+        "params": {"caption_targets": [{"video_index": 1}, {"video_index": 2, "start_time": 3, "end_time": 8}]},
+    }
     assert json_turn([("answer", {"answer": "B"})], thought="seen it") == {
         "action": "answer",
         "thought": "seen it",
