@@ -21,6 +21,8 @@ PANELS = [
     ("KL to warm start", ["kl"]),
     ("entropy (nats/token)", ["entropy"]),
     ("throughput", ["throughput/completions_per_second"]),
+    ("groups whose rollouts all scored alike (no signal)", ["frac_reward_zero_std"]),
+    ("evidence reward", ["rewards/evidence/mean"]),
 ]
 
 
@@ -164,7 +166,7 @@ def plot_curves(metrics: list[dict], path: Path, title: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    fig, axes = plt.subplots(2, 4, figsize=(17, 7))
     for ax, (name, keys) in zip(axes.flat, PANELS, strict=True):
         for key in keys:
             points = [(row["step"], row[key]) for row in metrics if key in row]
