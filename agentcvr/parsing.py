@@ -160,26 +160,24 @@ def _reference_actions(obj: dict, episode: Episode | None) -> list[Action] | Par
         return result if isinstance(result, ParseError) else [result]
     if name == "get_caption":
         if "caption_targets" in params:  # our extension: several videos in one turn, as observe's targets
-            return _targets(params["caption_targets"], "listen", {}, episode)
-        return _targets([params], "listen", {}, episode)
+            return _targets(params, "caption_targets", "listen", {}, episode)
+        return _targets({"targets": [params]}, "targets", "listen", {}, episode)
     if name == "observe":
-        targets = params.get("observation_targets")
-        if not isinstance(targets, list) or not targets:
-            return ParseError(
-                code=ErrorCode.MISSING_FIELD, message="observe needs a non-empty 'observation_targets' list."
-            )
         focus = params.get("focus_prompt", "")
-        return _targets(targets, "observe", {"focus": focus if isinstance(focus, str) else ""}, episode)
+        shared = {"focus": focus if isinstance(focus, str) else ""}
+        return _targets(params, "observation_targets", "observe", shared, episode)
     return ParseError(
         code=ErrorCode.UNKNOWN_TOOL,
         message=f"Unknown action {name!r}: use 'observe', 'get_caption' or 'answer'.",
     )
 
 
-def _targets(targets: Any, tool: str, shared: dict, episode: Episode | None) -> list[Action] | ParseError:
-    """One `tool` action per target object (`video_index`, optional `start_time`/`end_time`, `num_frames`)."""
+def _targets(params: dict, field: str, tool: str, shared: dict, episode: Episode | None) -> list[Action] | ParseError:
+    """One `tool` action per target object in `params[field]` (`video_index`, optional `start_time`/`end_time`,
+    observe's `num_frames`), each with the `shared` arguments."""
+    targets = params.get(field)
     if not isinstance(targets, list) or not targets:
-        return ParseError(code=ErrorCode.MISSING_FIELD, message=f"{tool} needs a non-empty list of targets.")
+        return ParseError(code=ErrorCode.MISSING_FIELD, message=f"{tool} needs a non-empty '{field}' list of targets.")
     actions: list[Action] = []
     for target in targets:
         if not isinstance(target, dict):
