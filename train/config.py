@@ -28,10 +28,29 @@ class DataConfig(_Section):
 
     tasks: list[str] = Field(default_factory=lambda: ["NC", "CC"], description="Task kinds to generate and train on.")
     train_per_task: int = Field(default=400, description="Scripts per task kind for the warm start (expert runs).")
+    train_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Warm-start scripts of the kinds named, in place of train_per_task (e.g. {PSS: 240, NC: 90}): "
+        "more trajectories where a decision or an answer is rare.",
+    )
     grpo_per_task: int = Field(default=200, description="Further scripts per task kind for GRPO prompts.")
     heldout_per_task: int = Field(default=50, description="Held-out scripts per task kind (evaluation only).")
     train_seed: int = Field(default=0, description="Generator seed of the training scripts.")
     heldout_seed: int = Field(default=10_000, description="Generator seed of the held-out scripts (must differ).")
+
+    @model_validator(mode="after")
+    def _counts_name_trained_kinds(self) -> DataConfig:
+        unknown = sorted(set(self.train_counts) - set(self.tasks))
+        if unknown:
+            raise ValueError(f"data.train_counts names {unknown}, not in data.tasks {self.tasks}")
+        negative = sorted(k for k, n in self.train_counts.items() if n < 0)
+        if negative:
+            raise ValueError(f"data.train_counts must be >= 0; {negative} are not")
+        return self
+
+    def train_count(self, task: str) -> int:
+        """Warm-start scripts of one kind; GRPO's scripts of that kind take the indices after them."""
+        return self.train_counts.get(task, self.train_per_task)
 
 
 class ModelConfig(_Section):

@@ -54,11 +54,11 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
     d = cfg.data
     if d.heldout_seed == d.train_seed:
         raise ValueError("data.heldout_seed must differ from data.train_seed")
-    sft = [generate_one(task, i, d.train_seed) for task in d.tasks for i in range(d.train_per_task)]
+    sft = [generate_one(task, i, d.train_seed) for task in d.tasks for i in range(d.train_count(task))]
     grpo = [
         generate_one(task, i, d.train_seed)
         for task in d.tasks
-        for i in range(d.train_per_task, d.train_per_task + d.grpo_per_task)
+        for i in range(d.train_count(task), d.train_count(task) + d.grpo_per_task)
     ]
     heldout = [s for task in d.tasks for s in generate(task, d.heldout_per_task, d.heldout_seed)]
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw pretraining: the GRPO prompts become puzzles made from those scripts

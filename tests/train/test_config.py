@@ -46,3 +46,20 @@ def test_a_lora_on_a_tiny_model_is_refused_rather_than_ignored():
         "cpu-learn", ["model.lora_rank=4", "model.kind=pretrained", "model.name_or_path=gguf:smollm2-135m"]
     )
     assert cfg.model.lora_rank == 4 and cfg.model.lora_top_layers is None
+
+
+def test_train_counts_give_a_kind_more_warm_start_scripts_and_grpo_takes_the_next_indices():
+    from train.pipeline import make_scripts
+
+    cfg = load_config(
+        "cpu-tiny",
+        ["data.tasks=[PI,PSS]", "data.train_per_task=2", "data.train_counts={PSS: 5}", "data.grpo_per_task=1",
+         "data.heldout_per_task=1"],
+    )
+    sft, grpo, heldout = make_scripts(cfg)
+    assert [s.id for s in sft] == ["PI-000000", "PI-000001"] + [f"PSS-00000{i}" for i in range(5)]
+    assert [s.id for s in grpo] == ["PI-000002", "PSS-000005"]
+    with pytest.raises(ValueError, match=r"\['MOC'\], not in data.tasks"):
+        load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={MOC: 3}"])
+    with pytest.raises(ValueError, match=">= 0"):
+        load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={PI: -1}"])
