@@ -53,8 +53,13 @@ def test_train_counts_give_a_kind_more_warm_start_scripts_and_grpo_takes_the_nex
 
     cfg = load_config(
         "cpu-tiny",
-        ["data.tasks=[PI,PSS]", "data.train_per_task=2", "data.train_counts={PSS: 5}", "data.grpo_per_task=1",
-         "data.heldout_per_task=1"],
+        [
+            "data.tasks=[PI,PSS]",
+            "data.train_per_task=2",
+            "data.train_counts={PSS: 5}",
+            "data.grpo_per_task=1",
+            "data.heldout_per_task=1",
+        ],
     )
     sft, grpo, heldout = make_scripts(cfg)
     assert [s.id for s in sft] == ["PI-000000", "PI-000001"] + [f"PSS-00000{i}" for i in range(5)]
