@@ -25,7 +25,14 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
-from agentcvr.components import PERCEPTIONS, POLICIES, perception_component, policy_component, recorded
+from agentcvr.components import (
+    DEFAULT_POLICY,
+    PERCEPTIONS,
+    POLICIES,
+    perception_component,
+    policy_component,
+    recorded,
+)
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
 from agentcvr.overrides import component_options
 from agentcvr.terminal import fail
@@ -82,7 +89,7 @@ def gen_scripts(
 def run(
     policy: Annotated[
         str, typer.Option(help=f"Master policy: {', '.join(POLICIES)} (gguf:NAME, hf:DIR, openai:MODEL, trained:NAME).")
-    ] = "gguf",
+    ] = DEFAULT_POLICY,
     perception: Annotated[str, typer.Option(help=f"What the tools see through: {', '.join(PERCEPTIONS)}.")] = "sim",
     scripts: Annotated[Path, typer.Option(help="Scripts JSONL (from gen-scripts).")] = Path("data/scripts.jsonl"),
     out: Annotated[Path | None, typer.Option(help="Records JSONL (one line per episode, with its trace).")] = None,

@@ -269,6 +269,9 @@ def _trained(arg: str, scripts: Mapping[str, Script], options: TrainedOptions) -
     return HFPolicy(folder, temperature=options.temperature)
 
 
+# The master of `run`, `ask`, `serve` and `eval crossvid` when none is named.
+DEFAULT_POLICY = "gguf"
+
 # Policies that hold one model in this process, which answers one request at a time: a run gives them one thread.
 SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf", "trained"})
 

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agentcvr.components import DEFAULT_POLICY
+
 
 def default_data_dir() -> Path:
     """The per-user folder of the trace store and uploads (XDG base directories)."""
@@ -29,7 +31,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTCVR_", extra="forbid")
 
     policy: str = Field(
-        default="gguf",
+        default=DEFAULT_POLICY,
         description="Master policy: gguf (embedded), gguf:FILE, trained (looker-v4), openai:MODEL, hf:DIR.",
     )
     policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL for policy openai:MODEL.")

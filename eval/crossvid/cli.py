@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcvr.cli_options import ComponentOption, Concurrency, Resume, Retries, Timeout
-from agentcvr.components import perception_component, policy_component, recorded
+from agentcvr.components import DEFAULT_POLICY, perception_component, policy_component, recorded
 from agentcvr.interfaces import MAX_TURNS_HELP, Limits
 from agentcvr.overrides import component_options
 from agentcvr.spec import Component, RunSpec, SpecMismatch
@@ -59,7 +59,7 @@ def crossvid_command(
     timeout: Timeout = 900.0,
     policy: Annotated[
         str, typer.Option(help="Agent mode: master policy (gguf, trained, openai:MODEL, hf:DIR).")
-    ] = "gguf",
+    ] = DEFAULT_POLICY,
     base_url: Annotated[str | None, typer.Option(help="Agent mode: OpenAI-compatible URL for openai:MODEL.")] = None,
     max_turns: Annotated[int, typer.Option(help=f"Agent mode: {MAX_TURNS_HELP}", min=1)] = 20,
     vlm_url: Annotated[
