@@ -174,7 +174,12 @@ class GRPOSection(_Section):
     top_k: int = 0
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
-    max_steps: int = Field(default=60, description="Optimizer steps; -1 = run num_train_epochs over the prompts.")
+    max_steps: int = Field(
+        default=60,
+        description="Optimizer steps; -1 = run num_train_epochs over the prompts; 0 = no GRPO (the warm start is the "
+        "result).",
+        ge=-1,
+    )
     num_train_epochs: float = 1.0
     max_seconds: float | None = Field(default=None, description="Stop GRPO after this wall time (checked per step).")
     save_steps: int = 10

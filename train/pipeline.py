@@ -248,6 +248,9 @@ class Run:
         from train.tokenizer import load_tokenizer
         from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
 
+        if self.cfg.grpo.max_steps == 0:
+            self.log("GRPO: skipped (grpo.max_steps=0): the warm start is the result")
+            return warm_start
         final = self.out / "final"
         if (final / "DONE").exists():
             self.log(f"GRPO: reusing {final}")

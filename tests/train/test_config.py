@@ -68,3 +68,15 @@ def test_train_counts_give_a_kind_more_warm_start_scripts_and_grpo_takes_the_nex
         load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={MOC: 3}"])
     with pytest.raises(ValueError, match=">= 0"):
         load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={PI: -1}"])
+
+
+def test_zero_grpo_steps_make_the_warm_start_the_result(tmp_path):
+    from train.pipeline import Run
+
+    cfg = load_config("cpu-tiny", ["grpo.max_steps=0"])
+    (tmp_path / "run").mkdir()
+    run = Run(cfg, tmp_path / "run")
+    assert run.grpo("runs/x/warmstart") == "runs/x/warmstart"  # nothing built, nothing trained
+    assert not (tmp_path / "run" / "final").exists()
+    with pytest.raises(ValueError, match="greater than or equal to -1"):
+        load_config("cpu-tiny", ["grpo.max_steps=-2"])
