@@ -2,7 +2,7 @@
 LoRA adapter GGUF), on the same simulated episodes, one thread each.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/master_engines.py --checkpoint runs/smol-all/warmstart \
-        --master agentcvr/masters/looker-v3 --n 2 --seed 12
+        --master agentcvr/masters/looker-v5 --n 2 --seed 12
 
 `--checkpoint` is a LoRA warm start's folder (its merged weights run in torch), `--master` the same warm start packed
 (`agentcvr pack-master`). Each episode runs once per engine through the one loop with the rule simulator and no reader

@@ -390,8 +390,9 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     if evaluate:
         reports["grpo"] = run.evaluate("final", final)
         reading["grpo"] = run.evaluate("final_reading", final, teacher_looks=True)
-    metrics = read_metrics(run.out / "metrics.jsonl")
-    plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
+    metrics = read_metrics(run.out / "metrics.jsonl") if cfg.grpo.max_steps else []
+    if metrics:
+        plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
     throughput = _throughput(metrics)
     report = {
         "preset": cfg.name,
@@ -415,11 +416,13 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
             f"held-out success per task (teacher = {cfg.sft.teacher}, warmstart = SFT start, grpo = end):\n" + table
         )
         run.log(f"reading (the {cfg.sft.teacher} teacher makes the calls, the policy answers):\n" + reading_table)
-    run.log(
-        f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
-        f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step"
-    )
-    run.log(f"done in {report['seconds_this_process']:.0f} s: {run.out}/final, curves {run.out}/grpo_curves.png")
+    if metrics:
+        run.log(
+            f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "
+            f"{throughput['simulator_share']:.2%} of step time, {throughput['step_seconds']:.2f} s/step"
+        )
+    curves = f", curves {run.out}/grpo_curves.png" if metrics else ""
+    run.log(f"done in {report['seconds_this_process']:.0f} s: {final}{curves}")
     return report
 
 
