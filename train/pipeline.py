@@ -232,7 +232,11 @@ class Run:
         return report
 
     def grpo(self, warm_start: str) -> str:
-        """GRPO from the warm start; resumes from the last complete checkpoint. Returns the final policy folder."""
+        """GRPO from the warm start; resumes from the last complete checkpoint. Returns the final policy folder (the
+        warm start's own when `grpo.max_steps` is 0)."""
+        if self.cfg.grpo.max_steps == 0:
+            self.log("GRPO: skipped (grpo.max_steps=0): the warm start is the result")
+            return warm_start
         from datasets import Dataset
         from transformers.trainer_callback import PrinterCallback
 
@@ -248,9 +252,6 @@ class Run:
         from train.tokenizer import load_tokenizer
         from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
 
-        if self.cfg.grpo.max_steps == 0:
-            self.log("GRPO: skipped (grpo.max_steps=0): the warm start is the result")
-            return warm_start
         final = self.out / "final"
         if (final / "DONE").exists():
             self.log(f"GRPO: reusing {final}")
@@ -387,10 +388,11 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     final = run.grpo(warm)
     if world_size() > 1 and int(os.environ.get("RANK", "0")) != 0:
         return {}
-    if evaluate:
+    grpo_ran = final != warm  # grpo.max_steps=0 leaves the warm start as the result: nothing new to evaluate or plot
+    if evaluate and grpo_ran:
         reports["grpo"] = run.evaluate("final", final)
         reading["grpo"] = run.evaluate("final_reading", final, teacher_looks=True)
-    metrics = read_metrics(run.out / "metrics.jsonl") if cfg.grpo.max_steps else []
+    metrics = read_metrics(run.out / "metrics.jsonl") if grpo_ran else []
     if metrics:
         plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
     throughput = _throughput(metrics)
