@@ -212,6 +212,11 @@ class EvalConfig(_Section):
     """Held-out simulator evaluation at the start and the end of GRPO."""
 
     enabled: bool = True
+    reading: bool = Field(
+        default=True,
+        description="Also evaluate with the teacher's looks and the policy's answers (reading apart from looking): "
+        "a second pass over the held-out scripts.",
+    )
     temperature: float = Field(default=0.0, description="0 = greedy, as the paper's inference.")
     device: str = Field(default="cpu", description="Where HFPolicy runs the evaluated checkpoints.")
     batch_size: int = Field(default=32, description="Episodes whose turns are generated together.")

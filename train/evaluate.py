@@ -100,6 +100,7 @@ def evaluate(
     finally:
         predictor.close(wait=True)  # no timeout stopped an episode mid-way: every thread ends now
     report = held_out(records, {script.id: script for script in scripts})
+    report["episodes"] = {r.key: r.official or 0.0 for r in records}  # two policies' runs pair on these
     report["seconds"] = time.perf_counter() - started
     return report
 

@@ -128,6 +128,8 @@ class Run:
         folder = self.out / "warmstart"
         if (folder / "DONE").exists():
             self.log(f"warm start: reusing {folder}")
+            if not (folder / "config.json").exists() or not any(folder.glob("*.safetensors")):
+                self.merge_adapter(folder)
             return str(folder)
         checkpoint = folder / SFT_CHECKPOINT
         if not (self.resume and checkpoint.exists()):  # no epoch to continue: start the warm start afresh
@@ -326,6 +328,34 @@ class Run:
         base = load_policy_model(self.cfg.model, pretrained_source(self.cfg.model, self.out / "base"))
         return PeftModel.from_pretrained(base, adapter, is_trainable=True)
 
+    def merge_adapter(self, folder: Path) -> None:
+        """Rebuild a LoRA warm start's merged weights from the base and its `adapter/`: a warm start travels as its
+        adapter alone (SmolLM2-135M: 9 MB against 540 MB merged), e.g. to a GPU machine that continues with GRPO."""
+        from agentcvr.masters import ADAPTER_FOLDER
+
+        adapter = folder / ADAPTER_FOLDER
+        if not adapter.is_dir():
+            raise FileNotFoundError(f"{folder} is marked DONE but holds neither merged weights nor {ADAPTER_FOLDER}/")
+        if self.cfg.model.kind != "pretrained" or not self.cfg.model.lora_rank:
+            raise ValueError(f"{folder} holds only a LoRA adapter: resume it with model.kind=pretrained and lora_rank")
+        from peft import PeftModel
+        from transformers import AutoTokenizer
+
+        from train.tiny_model import load_policy_model, pretrained_source
+
+        base = pretrained_source(self.cfg.model, self.out / "base")
+        model = PeftModel.from_pretrained(load_policy_model(self.cfg.model, base), str(adapter))
+        tokenizer = AutoTokenizer.from_pretrained(folder if (folder / "tokenizer.json").exists() else base)
+        self.log(f"warm start: merging {adapter} into {base}'s weights")
+        save_policy(
+            model.merge_and_unload(),
+            tokenizer,
+            folder,
+            plain_tokenizer=False,
+            protocol=self.cfg.agent.protocol,
+            base=self.cfg.model.name_or_path,
+        )
+
     def save_policy(self, model, tokenizer, folder: Path) -> None:
         """A LoRA model keeps its adapter in `adapter/` (what ships) beside the merged weights (what evaluation
         and GRPO load in torch)."""
@@ -384,14 +414,16 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
     if evaluate:
         reports["teacher"] = run.evaluate("teacher", None)
         reports["warmstart"] = run.evaluate("warmstart", warm)
-        reading["warmstart"] = run.evaluate("warmstart_reading", warm, teacher_looks=True)
+        if cfg.eval.reading:
+            reading["warmstart"] = run.evaluate("warmstart_reading", warm, teacher_looks=True)
     final = run.grpo(warm)
     if world_size() > 1 and int(os.environ.get("RANK", "0")) != 0:
         return {}
     grpo_ran = final != warm  # grpo.max_steps=0 leaves the warm start as the result: nothing new to evaluate or plot
     if evaluate and grpo_ran:
         reports["grpo"] = run.evaluate("final", final)
-        reading["grpo"] = run.evaluate("final_reading", final, teacher_looks=True)
+        if cfg.eval.reading:
+            reading["grpo"] = run.evaluate("final_reading", final, teacher_looks=True)
     metrics = read_metrics(run.out / "metrics.jsonl") if grpo_ran else []
     if metrics:
         plot_curves(metrics, run.out / "grpo_curves.png", title=f"train-sim {cfg.name}")
@@ -417,7 +449,8 @@ def run_train_sim(cfg: TrainConfig, out: Path, resume: bool = False, console: Co
         run.log(
             f"held-out success per task (teacher = {cfg.sft.teacher}, warmstart = SFT start, grpo = end):\n" + table
         )
-        run.log(f"reading (the {cfg.sft.teacher} teacher makes the calls, the policy answers):\n" + reading_table)
+        if reading_table:
+            run.log(f"reading (the {cfg.sft.teacher} teacher makes the calls, the policy answers):\n" + reading_table)
     if metrics:
         run.log(
             f"throughput: {throughput['completions_per_second']:.2f} completions/s, simulator "

@@ -84,3 +84,55 @@ def run_perception(table):
     from simulator.script_sim import ScriptSimulator
 
     return ScriptSimulator(table)
+
+
+def test_a_warm_start_brought_as_its_adapter_alone_gets_its_merged_weights_back(warm_start, tmp_path):
+    """A LoRA warm start travels without its merged weights (9 MB, not 540 MB, for SmolLM2-135M): resuming the run
+    rebuilds them from the base and the adapter, the same weights a merge in place gives."""
+    from peft import PeftModel
+
+    base, _, _ = warm_start
+    cfg = TrainConfig.model_validate(
+        {"model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1}}
+    )
+    adapted = with_lora(load_policy_model(cfg.model, str(base)), cfg.model)
+    torch.manual_seed(0)
+    for name, parameter in adapted.named_parameters():
+        if "lora_B" in name:  # a trained adapter: B is no longer zero
+            parameter.data.normal_(0, 0.05)
+    out = tmp_path / "run"
+    warm = out / "warmstart"
+    for name in ("tokenizer.json", "tokenizer_config.json", "policy.json"):
+        if (base / name).exists():
+            (warm / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(base / name, warm / name)
+    adapted.save_pretrained(warm / ADAPTER_FOLDER)
+    (warm / "DONE").write_text("ok")
+    assert not list(warm.glob("*.safetensors"))
+
+    assert Run(cfg, out, resume=True).warm_start() == str(warm)
+
+    rebuilt = load_file(warm / "model.safetensors")
+    expected = PeftModel.from_pretrained(load_policy_model(cfg.model, str(base)), str(warm / ADAPTER_FOLDER))
+    expected = expected.merge_and_unload().state_dict()
+    assert set(rebuilt) <= set(expected)
+    assert all(torch.allclose(rebuilt[key], expected[key]) for key in rebuilt)
+    changed = [
+        key
+        for key in rebuilt
+        if not torch.equal(rebuilt[key], load_policy_model(cfg.model, str(base)).state_dict()[key])
+    ]
+    assert changed  # the adapter's update is in the rebuilt weights, not the bare base
+    assert load_policy_model(cfg.model, str(warm)) is not None  # evaluation and GRPO load the folder as saved
+
+
+def test_a_warm_start_with_neither_weights_nor_adapter_is_refused(warm_start, tmp_path):
+    base, _, _ = warm_start
+    cfg = TrainConfig.model_validate({"model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4}})
+    warm = tmp_path / "run" / "warmstart"
+    warm.mkdir(parents=True)
+    (warm / "DONE").write_text("ok")
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="neither merged weights nor adapter/"):
+        Run(cfg, tmp_path / "run", resume=True).warm_start()
