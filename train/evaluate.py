@@ -26,6 +26,7 @@ from agentcvr.batching import TurnBatcher
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
+from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.script import Script
 from agentcvr.spec import Component, RunSpec
 from agentcvr.trace import EpisodeResult
@@ -76,9 +77,12 @@ def evaluate(
     batch_size: int = 32,
     console: Console | None = None,
     teacher_looks: Policy | None = None,
+    reader: Answerer | None = None,
 ) -> dict:
     """Per-task and overall success/turns/tool calls of `policy` on `scripts`; also the wall time. With
-    `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers.
+    `teacher_looks` (the teacher over the scripts) the teacher makes the tool calls and `policy` only answers. With
+    `reader`, the reader answers the choice tasks (`ReaderAnswers`); it wraps the batched policy here, not `policy`
+    beforehand, since a wrapped policy has no `act_batch` and would run one episode at a time.
 
     Each episode is tried once (no retries, no timeout): a policy error is a failed episode scoring 0."""
     started = time.perf_counter()
@@ -88,6 +92,7 @@ def evaluate(
     slots = {script.id: slot for slot, script in reversed(list(enumerate(scripts)))}  # an id run twice: its first
     serving = BatchedPolicy(policy, batcher, slots) if batcher is not None else policy
     acting = TeacherLooks(teacher_looks, serving) if teacher_looks is not None else serving
+    acting = ReaderAnswers(acting, reader) if reader is not None else acting
     predictor = AgentPredictor(Agent(acting, perception, limits), workers=threads)
     spec = RunSpec(policy=Component(name=type(policy).__name__), limits=limits)  # in memory only: nothing resumes
     config = RunConfig(concurrency=threads, retries=1, timeout=None)

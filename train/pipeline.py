@@ -194,7 +194,6 @@ class Run:
         `teacher_looks` the teacher (`sft.teacher`) makes the calls and the policy only answers: its reading, apart
         from looking."""
         from agentcvr.policies.hf_policy import HFPolicy
-        from agentcvr.policies.read_answers import ReaderAnswers
         from train.evaluate import evaluate
         from train.reader import load_reader
         from train.trajectories import scripts_by_id
@@ -214,9 +213,6 @@ class Run:
                 max_new_tokens=e.max_new_tokens,
                 device=e.device,
             )
-        if (reader := load_reader(self.cfg.agent.reader)) is not None:  # the reader answers the choice tasks
-            policy = ReaderAnswers(policy, reader)
-            teacher = ReaderAnswers(teacher, reader)
         report = evaluate(
             policy,
             self.heldout,
@@ -224,6 +220,7 @@ class Run:
             self.limits,
             batch_size=self.cfg.eval.batch_size,
             teacher_looks=teacher if teacher_looks else None,
+            reader=load_reader(self.cfg.agent.reader),  # the reader answers the choice tasks
         )
         path.write_text(json.dumps(report, indent=1))
         overall = report["overall"]

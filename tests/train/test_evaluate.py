@@ -55,3 +55,30 @@ def test_a_batched_policy_serves_the_runners_threads_in_shared_batches(warm_star
     assert report["overall"]["episodes"] == 4 and report["overall"]["turns"] >= 1
     assert max(sizes) > 1  # episodes' turns were generated together
     assert set(threading.enumerate()) <= threads_before  # the batching thread and the workers are gone
+
+
+def test_a_reader_keeps_the_policy_batched(warm_start):
+    """With a reader (agent.reader), the reader wraps the batched policy: the turns still meet in shared batches
+    (wrapped beforehand, the policy lost act_batch and ran one episode at a time), and the choice answers are the
+    reader's."""
+    from agentcvr.policies.hf_policy import HFPolicy
+
+    folder, scripts, limits = warm_start
+    table = {s.id: s for s in scripts}
+    policy = HFPolicy(folder, max_new_tokens=64)
+    sizes, act_batch = [], policy.act_batch
+    policy.act_batch = lambda conversations: sizes.append(len(conversations)) or act_batch(conversations)
+
+    class Gold:
+        """Answers every choice task right: what the master's answer turn becomes."""
+
+        asked = 0
+
+        def answer(self, episode, seen):
+            Gold.asked += 1
+            return table[episode.id].answer
+
+    report = evaluate(policy, scripts * 2, ScriptSimulator(table), limits, batch_size=4, reader=Gold())
+    assert max(sizes) > 1
+    assert Gold.asked >= 1
+    assert report["overall"]["episodes"] == 4
