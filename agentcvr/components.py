@@ -159,6 +159,7 @@ class NoiseOptions(Options):
     jitter_seconds: float = Field(default=0.0, ge=0)
     drop_probability: float = Field(default=0.0, ge=0, le=1)
     paraphrase_probability: float = Field(default=0.0, ge=0, le=1)
+    describer_probability: float = Field(default=0.0, ge=0, le=1)
 
 
 class SimOptions(Options):
@@ -400,12 +401,13 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
     any noise rate is set, orchestrated for jigsaw episodes when that method is on."""
     s = cfg.simulator
     noise = None
-    if s.jitter_seconds or s.drop_probability or s.paraphrase_probability:
+    if s.jitter_seconds or s.drop_probability or s.paraphrase_probability or s.describer_probability:
         noise = {
             "seed": cfg.seed,
             "jitter_seconds": s.jitter_seconds,
             "drop_probability": s.drop_probability,
             "paraphrase_probability": s.paraphrase_probability,
+            "describer_probability": s.describer_probability,
         }
     jigsaw = cfg.methods.jigsaw.enabled
     if s.kind == "llm":

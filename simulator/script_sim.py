@@ -113,7 +113,8 @@ class ScriptSimulator:
         )
         lines = [(max(e.start, action.start), min(e.end, action.end), e.speech or "") for e in events]
         if self.noise is not None:
-            lines = self.noise.apply(lines, (episode.id, "listen", action.video, action.start, action.end))
+            call = (episode.id, "listen", action.video, action.start, action.end)
+            lines = self.noise.apply(lines, call, visual=False)
         if not lines:
             return NO_SPEECH
         return "\n".join(f"[{s:.1f} - {e:.1f}]: {text}" for s, e, text in lines)

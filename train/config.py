@@ -113,6 +113,11 @@ class SimulatorConfig(_Section):
     jitter_seconds: float = 0.0
     drop_probability: float = 0.0
     paraphrase_probability: float = 0.0
+    describer_probability: float = Field(
+        default=0.0,
+        description="Chance each visual line reads as the real frame describer writes a rendered video's "
+        "sentence ('Text on screen: \"...\"; colours: ...'): trains looking on the format it serves on.",
+    )
 
 
 class AgentConfig(_Section):

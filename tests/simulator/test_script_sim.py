@@ -85,3 +85,20 @@ def test_terms_are_the_same_from_many_threads_at_once():
     expected = terms(text)
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert all(found == expected for found in pool.map(lambda _: terms(text), range(100)))
+
+
+def test_describer_style_writes_visual_lines_as_the_frame_describer_and_leaves_speech_alone(pet_script):
+    """The rendered videos' observations read 'Text on screen: "<sentence>"; colours: ...': the simulator can write
+    its visual lines that way, the reader's screen-text parser takes the sentence back, and speech is untouched."""
+    from agentcvr.reading import _said
+
+    styled = ScriptSimulator({pet_script.id: pet_script}, noise=Noise(describer_probability=1.0))
+    plain = ScriptSimulator({pet_script.id: pet_script})
+    ep = pet_script.episode
+    look, listen = Observe(video=1, start=5, end=22), Listen(video=1, start=2, end=30)
+    lines = styled.observe(ep, look).splitlines()
+    assert lines[0].startswith('[5.0s - 10.0s] Text on screen: "a grey cat sleeps on a sofa"; colours: white ')
+    assert all(line.endswith(".") for line in lines)
+    said = [_said(line.split("] ", 1)[1]) for line in lines]
+    assert said == [line.split("] ", 1)[1] for line in plain.observe(ep, look).splitlines()]
+    assert styled.listen(ep, listen) == plain.listen(ep, listen)
