@@ -24,7 +24,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   langsmith==0.15.1 jsonpatch==1.48 jsonpointer==3.12 tenacity==9.2.1 ormsgpack==1.13.1 orjson==3.13.0 \
   requests-toolbelt==1.0.0 uuid-utils==0.19.0 zstandard==0.25.0 gguf==0.19.0 peft==0.21.2 xxhash==4.1.0 \
   distro==1.9.0 httpx2==2.16.2 httpcore2==2.16.2 opentelemetry-api==1.45.2 sniffio==1.3.1 truststore==0.10.5 \
-  websockets==17.4 typer==0.29.2 click==8.5.1 rich==15.0.0
+  websockets==17.4 typer==0.29.2 click==8.5.1 rich==15.0.0 annotated-types==0.7.0 snowballstemmer==3.1.1
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/models" "$stage/warmstart"

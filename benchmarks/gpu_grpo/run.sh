@@ -28,6 +28,8 @@ check)
   install || exit 1
   nvidia-smi --query-gpu=name,memory.total --format=csv
   python3 -c 'import torch, transformers, trl, peft, langgraph, pydantic; print(torch.__version__, torch.cuda.is_available(), transformers.__version__, trl.__version__, peft.__version__)'
+  # every module a gpu-looker run imports (a wheel missing from pack.sh's list fails here, not minutes into the run)
+  python3 -c 'import agentcvr.cli, agentcvr.reader, agentcvr.policies.hf_policy, simulator.script_sim, scripts_gen.generate, train.pipeline, train.grpo, train.rollout, train.evaluate, train.trajectories, train.tiny_model, gguf' || exit 1
   rm -rf /tmp/check
   time agentcvr train-sim --preset cpu-tiny --out /tmp/check -o "data.tasks=[CC]" -o data.train_per_task=20 \
     -o data.grpo_per_task=8 -o data.heldout_per_task=4 -o sft.max_epochs=1 -o grpo.max_steps=2 \
@@ -47,17 +49,17 @@ grpo)
     run="runs/gpu-looker-s$seed"
     mkdir -p "$run" && cp -rn "$STASH/unpacked/warmstart" "$run/"
     OMP_NUM_THREADS=4 timeout "${RUN_SECONDS:-86400}" python3 -c "$CLI" train-sim --preset gpu-looker --out "$run" \
-      --resume -o seed="$seed" "$@" >"$run.log" 2>&1 &
+      --resume -o seed="$seed" "$@" >"$OUT/gpu-looker-s$seed.log" 2>&1 &  # in $OUT: it comes back even if cut
     pids+=($!)
   done
   status=0
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   for seed in "${seeds[@]}"; do
     run="runs/gpu-looker-s$seed"
-    grep -v -E "Warning|warn\(|it/s\]" "$run.log" | tail -40
+    grep -v -E "Warning|warn\(|it/s\]" "$OUT/gpu-looker-s$seed.log" | tail -40
     # the run's reports, curves, metrics and the trained adapter; not the merged weights, checkpoints or base
     tar -C runs -czf "$OUT/gpu-looker-s$seed.tgz" --exclude "gpu-looker-s$seed/final/model.safetensors" \
-      --exclude base --exclude grpo --exclude warmstart "gpu-looker-s$seed" "gpu-looker-s$seed.log"
+      --exclude base --exclude grpo --exclude warmstart "gpu-looker-s$seed"
   done
   exit $status
   ;;
