@@ -318,12 +318,16 @@ class Run:
         adapter = Path(warm_start) / ADAPTER_FOLDER
         if not adapter.is_dir():
             return warm_start
+        return self.adapted(adapter, trainable=True)
+
+    def adapted(self, adapter: Path, trainable: bool = False):
+        """The base model (`model.name_or_path`, dequantized into `base/` once) with a saved peft adapter on it."""
         from peft import PeftModel
 
         from train.tiny_model import load_policy_model, pretrained_source
 
         base = load_policy_model(self.cfg.model, pretrained_source(self.cfg.model, self.out / "base"))
-        return PeftModel.from_pretrained(base, adapter, is_trainable=True)
+        return PeftModel.from_pretrained(base, str(adapter), is_trainable=trainable)
 
     def merge_adapter(self, folder: Path) -> None:
         """Rebuild a LoRA warm start's merged weights from the base and its `adapter/`: a warm start travels as its
@@ -335,13 +339,12 @@ class Run:
             raise FileNotFoundError(f"{folder} is marked DONE but holds neither merged weights nor {ADAPTER_FOLDER}/")
         if self.cfg.model.kind != "pretrained" or not self.cfg.model.lora_rank:
             raise ValueError(f"{folder} holds only a LoRA adapter: resume it with model.kind=pretrained and lora_rank")
-        from peft import PeftModel
         from transformers import AutoTokenizer
 
-        from train.tiny_model import load_policy_model, pretrained_source
+        from train.tiny_model import pretrained_source
 
-        base = pretrained_source(self.cfg.model, self.out / "base")
-        model = PeftModel.from_pretrained(load_policy_model(self.cfg.model, base), str(adapter))
+        model = self.adapted(adapter)
+        base = pretrained_source(self.cfg.model, self.out / "base")  # made by `adapted`: only resolved here
         tokenizer = AutoTokenizer.from_pretrained(folder if (folder / "tokenizer.json").exists() else base)
         self.log(f"warm start: merging {adapter} into {base}'s weights")
         save_policy(

@@ -15,16 +15,20 @@ for m in smollm2-135m minilm-l6; do
 done
 rm -rf .dev[0-9]*
 mkdir -p .dev0/whl
-# What the image lacks, for CPython 3.12 on x86-64 (its transformers, accelerate, tokenizers and safetensors serve).
+# What the image lacks, for CPython 3.12 on x86-64 (its transformers, accelerate, tokenizers and safetensors serve), at
+# the versions this checkout's environment has (PYTHON: the project's venv), so the device runs what the tests ran.
+PYTHON=${PYTHON:-.venv/bin/python}
+WHEELS=(
+  trl datasets dill multiprocess pydantic pydantic-core typing-inspection pydantic-settings python-dotenv
+  langgraph langgraph-checkpoint langgraph-prebuilt langgraph-sdk langchain-core langchain-protocol langsmith
+  jsonpatch jsonpointer tenacity ormsgpack orjson requests-toolbelt uuid-utils zstandard gguf peft xxhash
+  distro httpx2 httpcore2 opentelemetry-api sniffio truststore websockets typer click rich annotated-types
+  snowballstemmer
+)
+pins=$("$PYTHON" -c 'import sys, importlib.metadata as m; print(" ".join(f"{n}=={m.version(n)}" for n in sys.argv[1:]))' "${WHEELS[@]}")
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any \
-  -d .dev0/whl trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 pydantic==2.14.4 \
-  pydantic-core==2.50.5 typing-inspection==0.4.5 pydantic-settings==2.16.3 python-dotenv==1.2.4 langgraph==1.2.24 \
-  langgraph-checkpoint==4.3.2 langgraph-prebuilt==1.1.3 langgraph-sdk==0.4.14 langchain-core==1.8.3 langchain-protocol==0.0.20 \
-  langsmith==0.15.1 jsonpatch==1.48 jsonpointer==3.12 tenacity==9.2.1 ormsgpack==1.13.1 orjson==3.13.0 \
-  requests-toolbelt==1.0.0 uuid-utils==0.19.0 zstandard==0.25.0 gguf==0.19.0 peft==0.21.2 xxhash==4.1.0 \
-  distro==1.9.0 httpx2==2.16.2 httpcore2==2.16.2 opentelemetry-api==1.45.2 sniffio==1.3.1 truststore==0.10.5 \
-  websockets==17.4 typer==0.29.2 click==8.5.1 rich==15.0.0 annotated-types==0.7.0 snowballstemmer==3.1.1
+  -d .dev0/whl $pins
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/models" "$stage/warmstart"

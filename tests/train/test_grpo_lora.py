@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -117,11 +118,8 @@ def test_a_warm_start_brought_as_its_adapter_alone_gets_its_merged_weights_back(
     expected = expected.merge_and_unload().state_dict()
     assert set(rebuilt) <= set(expected)
     assert all(torch.allclose(rebuilt[key], expected[key]) for key in rebuilt)
-    changed = [
-        key
-        for key in rebuilt
-        if not torch.equal(rebuilt[key], load_policy_model(cfg.model, str(base)).state_dict()[key])
-    ]
+    bare = load_policy_model(cfg.model, str(base)).state_dict()
+    changed = [key for key in rebuilt if not torch.equal(rebuilt[key], bare[key])]
     assert changed  # the adapter's update is in the rebuilt weights, not the bare base
     assert load_policy_model(cfg.model, str(warm)) is not None  # evaluation and GRPO load the folder as saved
 
@@ -132,7 +130,5 @@ def test_a_warm_start_with_neither_weights_nor_adapter_is_refused(warm_start, tm
     warm = tmp_path / "run" / "warmstart"
     warm.mkdir(parents=True)
     (warm / "DONE").write_text("ok")
-    import pytest
-
     with pytest.raises(FileNotFoundError, match="neither merged weights nor adapter/"):
         Run(cfg, tmp_path / "run", resume=True).warm_start()
