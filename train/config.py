@@ -34,23 +34,33 @@ class DataConfig(_Section):
         "more trajectories where a decision or an answer is rare.",
     )
     grpo_per_task: int = Field(default=200, description="Further scripts per task kind for GRPO prompts.")
+    grpo_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="GRPO scripts of the kinds named, in place of grpo_per_task (e.g. {PSS: 600, BU: 0}): prompts "
+        "where the policy's rollouts still disagree, since a group whose rollouts all earn one reward teaches "
+        "nothing (benchmarks/grpo_signal.py measures which kinds).",
+    )
     heldout_per_task: int = Field(default=50, description="Held-out scripts per task kind (evaluation only).")
     train_seed: int = Field(default=0, description="Generator seed of the training scripts.")
     heldout_seed: int = Field(default=10_000, description="Generator seed of the held-out scripts (must differ).")
 
     @model_validator(mode="after")
     def _counts_name_trained_kinds(self) -> DataConfig:
-        unknown = sorted(set(self.train_counts) - set(self.tasks))
-        if unknown:
-            raise ValueError(f"data.train_counts names {unknown}, not in data.tasks {self.tasks}")
-        negative = sorted(k for k, n in self.train_counts.items() if n < 0)
-        if negative:
-            raise ValueError(f"data.train_counts must be >= 0; {negative} are not")
+        for name, counts in (("train_counts", self.train_counts), ("grpo_counts", self.grpo_counts)):
+            unknown = sorted(set(counts) - set(self.tasks))
+            if unknown:
+                raise ValueError(f"data.{name} names {unknown}, not in data.tasks {self.tasks}")
+            negative = sorted(k for k, n in counts.items() if n < 0)
+            if negative:
+                raise ValueError(f"data.{name} must be >= 0; {negative} are not")
         return self
 
     def train_count(self, task: str) -> int:
         """Warm-start scripts of one kind; GRPO's scripts of that kind take the indices after them."""
         return self.train_counts.get(task, self.train_per_task)
+
+    def grpo_count(self, task: str) -> int:
+        return self.grpo_counts.get(task, self.grpo_per_task)
 
 
 class ModelConfig(_Section):
@@ -163,8 +173,16 @@ class GRPOSection(_Section):
 
     num_generations: int = 8
     prompts_per_step: int = Field(default=2, description="Distinct episodes per optimizer step (x G rollouts).")
-    gradient_accumulation_steps: int = 1
-    steps_per_generation: int | None = Field(default=None, description="Optimizer steps per generation batch.")
+    gradient_accumulation_steps: int = Field(
+        default=1,
+        ge=1,
+        description="Micro-batches a step's rollouts are split into for the backward pass: less memory, the same "
+        "rollouts and one optimizer step (a 135M policy's 32 rollouts of 2,560 tokens hold ~60 GB in one batch).",
+    )
+    steps_per_generation: int | None = Field(
+        default=None,
+        description="Micro-batches per generation batch; None = gradient_accumulation_steps (one generation a step).",
+    )
     learning_rate: float = 5e-5
     lr_scheduler_type: str = "constant"
     warmup_steps: int = 0
@@ -199,6 +217,19 @@ class GRPOSection(_Section):
     use_cpu: bool = True
     deepspeed: str | None = Field(default=None, description="DeepSpeed JSON config (multi-GPU presets).")
     report_to: list[str] = Field(default_factory=lambda: ["tensorboard"])
+
+    @property
+    def rollouts_per_step(self) -> int:
+        return self.prompts_per_step * self.num_generations
+
+    @model_validator(mode="after")
+    def _micro_batches_split_the_rollouts(self) -> GRPOSection:
+        if self.rollouts_per_step % self.gradient_accumulation_steps:
+            raise ValueError(
+                f"grpo.gradient_accumulation_steps={self.gradient_accumulation_steps} must divide the "
+                f"{self.rollouts_per_step} rollouts of a step (prompts_per_step x num_generations)"
+            )
+        return self
 
 
 class RewardConfig(_Section):

@@ -60,7 +60,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         seed=cfg.seed,
         use_cpu=g.use_cpu,
         bf16=g.bf16,
-        per_device_train_batch_size=g.prompts_per_step * g.num_generations,  # rollouts per device per step
+        per_device_train_batch_size=g.rollouts_per_step // g.gradient_accumulation_steps,  # one micro-batch
         gradient_accumulation_steps=g.gradient_accumulation_steps,
         steps_per_generation=g.steps_per_generation,
         num_train_epochs=g.num_train_epochs,

@@ -48,6 +48,11 @@ def truncate_metrics(path: Path, last_step: int) -> int:
     return len(rows) - len(kept)
 
 
+def rollouts_per_step(args) -> int:
+    """Completions behind one optimizer step: TRL's `step_time` sums the step's micro-batches."""
+    return args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
+
+
 class MetricsLogger(TrainerCallback):
     """Appends every training log (with its step and wall time) to a JSONL file, flushed and fsynced."""
 
@@ -60,7 +65,7 @@ class MetricsLogger(TrainerCallback):
         row = {"step": state.global_step, "time": time.time(), **logs}
         step_time = logs.get("step_time")
         if step_time:
-            row["throughput/completions_per_second"] = args.per_device_train_batch_size / step_time
+            row["throughput/completions_per_second"] = rollouts_per_step(args) / step_time
             if "timing/simulator_seconds" in logs:
                 row["throughput/simulator_share"] = logs["timing/simulator_seconds"] / step_time
         with self.path.open("a") as handle:
@@ -100,7 +105,7 @@ class RichProgress(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.progress is None or not logs or "reward" not in logs:
             return
-        speed = args.per_device_train_batch_size / logs["step_time"] if logs.get("step_time") else 0.0
+        speed = rollouts_per_step(args) / logs["step_time"] if logs.get("step_time") else 0.0
         share = logs.get("timing/simulator_seconds", 0.0) / logs["step_time"] if logs.get("step_time") else 0.0
         self.progress.update(
             self.task,

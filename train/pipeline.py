@@ -24,6 +24,7 @@ import os
 import platform
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -58,7 +59,7 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
     grpo = [
         generate_one(task, i, d.train_seed)
         for task in d.tasks
-        for i in range(d.train_count(task), d.train_count(task) + d.grpo_per_task)
+        for i in range(d.train_count(task), d.train_count(task) + d.grpo_count(task))
     ]
     heldout = [s for task in d.tasks for s in generate(task, d.heldout_per_task, d.heldout_seed)]
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw pretraining: the GRPO prompts become puzzles made from those scripts
@@ -236,10 +237,8 @@ class Run:
         if self.cfg.grpo.max_steps == 0:
             self.log("GRPO: skipped (grpo.max_steps=0): the warm start is the result")
             return warm_start
-        from datasets import Dataset
         from transformers.trainer_callback import PrinterCallback
 
-        from train.grpo import build_trainer
         from train.monitoring import (
             CompletionMarker,
             MetricsLogger,
@@ -248,8 +247,6 @@ class Run:
             last_complete_checkpoint,
             truncate_metrics,
         )
-        from train.tokenizer import load_tokenizer
-        from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
 
         final = self.out / "final"
         if (final / "DONE").exists():
@@ -267,23 +264,9 @@ class Run:
                     shutil.rmtree(torn, ignore_errors=True)
         elif metrics.exists():
             metrics.unlink()
-        table = scripts_by_id(self.grpo_scripts)
-        tokenizer = load_tokenizer(warm_start)
-        rows = prompt_rows(self.grpo_scripts, self.limits, self.cfg.agent.protocol)
-        rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
         clock = WallClockLimit(self.cfg.grpo.max_seconds)
-        trainer = build_trainer(
-            self.cfg,
-            self.grpo_policy(warm_start),
-            tokenizer,
-            Dataset.from_list(rows),
-            episodes_by_id(table),
-            make_training_perception(self.cfg, table),
-            grpo_dir,
-            self.out / "tb",
-            callbacks=[MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()],
-            evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
-        )
+        callbacks = [MetricsLogger(metrics), RichProgress(self.console), clock, CompletionMarker()]
+        trainer, tokenizer = self.grpo_trainer(warm_start, grpo_dir, callbacks)
         trainer.remove_callback(PrinterCallback)  # the rich bar and metrics.jsonl replace raw log printing
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
@@ -297,6 +280,33 @@ class Run:
             self.save_policy(trainer.model, tokenizer, final)
             (final / "DONE").write_text(str(trainer.state.global_step))
         return str(final)
+
+    def grpo_trainer(self, warm_start: str, output_dir: Path, callbacks: Sequence = ()):
+        """The GRPO trainer over this run's GRPO scripts (prompts longer than `grpo.max_prompt_length` dropped), its
+        policy the warm start's, and the tokenizer; also what `benchmarks/grpo_signal.py` samples rollouts from."""
+        from datasets import Dataset
+
+        from train.grpo import build_trainer
+        from train.tokenizer import load_tokenizer
+        from train.trajectories import episodes_by_id, prompt_rows, scripts_by_id
+
+        table = scripts_by_id(self.grpo_scripts)
+        tokenizer = load_tokenizer(warm_start)
+        rows = prompt_rows(self.grpo_scripts, self.limits, self.cfg.agent.protocol)
+        rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
+        trainer = build_trainer(
+            self.cfg,
+            self.grpo_policy(warm_start),
+            tokenizer,
+            Dataset.from_list(rows),
+            episodes_by_id(table),
+            make_training_perception(self.cfg, table),
+            output_dir,
+            self.out / "tb",
+            callbacks=callbacks,
+            evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
+        )
+        return trainer, tokenizer
 
     # -- helpers --------------------------------------------------------------------------------------------------
 

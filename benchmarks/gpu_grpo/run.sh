@@ -11,6 +11,7 @@ SITE=/tmp/agentcvr-site
 mkdir -p "$STASH"
 for piece in .dev[0-9]*/*; do [[ -e $piece ]] && cp -r "$piece" "$STASH/"; done
 ls "$STASH"
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # two runs share the GPU: less memory lost to fragments
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PYTHONPATH="$SITE:$PWD" AGENTCVR_HOME="$STASH/unpacked"
 CLI='import sys; from agentcvr.cli import app; sys.argv[0] = "agentcvr"; app()'  # the package is not installed there

@@ -35,6 +35,20 @@ def test_the_model_settings_reach_the_trainer_that_loads_the_policy(tmp_path):
     assert grpo_args(load_config("cpu-tiny"), tmp_path, tmp_path).model_init_kwargs == {"dtype": "float32"}
 
 
+def test_gradient_accumulation_splits_a_steps_rollouts_rather_than_adding_more(tmp_path):
+    """On the H200 one gpu-looker run held 64.6 GB for its 32 rollouts in one backward batch, so two seeds did not fit
+    side by side; micro-batches cut that memory while a step still generates, and learns from, the same 32."""
+    from train.grpo import grpo_args
+
+    cfg = load_config("gpu-looker", ["grpo.use_cpu=true", "grpo.gradient_accumulation_steps=4"])
+    args = grpo_args(cfg, tmp_path, tmp_path)
+    assert cfg.grpo.rollouts_per_step == 32
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (8, 4)
+    assert args.generation_batch_size == 32  # one generation of all 32 a step, then four backward passes
+    with pytest.raises(ValueError, match="gradient_accumulation_steps=3 must divide the 32 rollouts"):
+        load_config("gpu-looker", ["grpo.gradient_accumulation_steps=3"])
+
+
 def test_a_lora_on_a_tiny_model_is_refused_rather_than_ignored():
     import pytest
 
@@ -68,6 +82,17 @@ def test_train_counts_give_a_kind_more_warm_start_scripts_and_grpo_takes_the_nex
         load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={MOC: 3}"])
     with pytest.raises(ValueError, match=">= 0"):
         load_config("cpu-tiny", ["data.tasks=[PI]", "data.train_counts={PI: -1}"])
+
+
+def test_grpo_counts_choose_the_kinds_grpo_samples_after_the_same_warm_start():
+    from train.pipeline import make_scripts
+
+    base = ["data.tasks=[PI,PSS]", "data.train_per_task=2", "data.grpo_per_task=1", "data.heldout_per_task=1"]
+    sft, grpo, _ = make_scripts(load_config("cpu-tiny", [*base, "data.grpo_counts={PI: 0, PSS: 3}"]))
+    assert [s.id for s in sft] == ["PI-000000", "PI-000001", "PSS-000000", "PSS-000001"]  # the warm start unchanged
+    assert [s.id for s in grpo] == ["PSS-000002", "PSS-000003", "PSS-000004"]
+    with pytest.raises(ValueError, match=r"data.grpo_counts names \['MOC'\]"):
+        load_config("cpu-tiny", [*base, "data.grpo_counts={MOC: 3}"])
 
 
 def test_zero_grpo_steps_make_the_warm_start_the_result(tmp_path):

@@ -45,6 +45,7 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
             "grpo": {
                 "num_generations": 4,  # G=4 instead of 8
                 "prompts_per_step": 1,  # one episode per step
+                "gradient_accumulation_steps": 2,  # its 4 rollouts generated together, learned from in two halves
                 "max_steps": 2,  # two optimizer steps
                 "max_completion_length": 256,  # short multi-turn completions
                 "temperature": 0.7,  # close to the memorized behaviour, still sampling
@@ -80,6 +81,7 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
     assert all(0.0 <= row["rewards/evidence/mean"] <= 1.0 for row in logs)  # logged at weight 0 (reward.evidence)
 
     batch = trainer.last_batch
+    assert len(batch["completion_ids"]) == 4  # a step's rollouts come from one generation, micro-batches or not
     # TRL rendered the rollout prompt token for token as the warm start saw it (tool order, system block).
     prompt = batch["prompt_ids"][0][batch["prompt_mask"][0].bool()].tolist()
     expected = [
