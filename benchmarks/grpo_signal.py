@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
-import time
 from pathlib import Path
 
 
@@ -42,6 +40,7 @@ def main() -> None:
 
     from train.config import load_config
     from train.pipeline import Run
+    from train.signal import sample_groups
 
     overrides = ["grpo.use_cpu=true", "eval.device=cpu", *args.override]
     cfg = load_config(args.preset, overrides)
@@ -64,7 +63,8 @@ def main() -> None:
     for temperature in args.temperature or [cfg.grpo.temperature]:
         trainer.args.temperature = temperature
         for task in tasks:
-            results.append(sample(trainer, rows[task], g, temperature, task, args.seed))
+            figures = sample_groups(trainer, rows[task], args.seed)
+            results.append({"task": task, "temperature": temperature, **figures})
             console.print(summary_line(results[-1]))
 
     table = Table(title=f"GRPO signal: {args.prompts} groups of {g} per task kind, from {args.run / 'warmstart'}")
@@ -97,43 +97,6 @@ def main() -> None:
     console.print(table)
     if args.json:
         args.json.write_text(json.dumps({"preset": args.preset, "overrides": overrides, "results": results}, indent=1))
-
-
-def sample(trainer, rows: list[dict], g: int, temperature: float, task: str, seed: int) -> dict:
-    """G rollouts of each row, as one generation batch, and each group's rewards."""
-    import torch
-
-    from train.rewards import score
-
-    inputs = [dict(row) for row in rows for _ in range(g)]
-    trainer.batch_rows = inputs
-    torch.manual_seed(seed)
-    started = time.perf_counter()
-    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
-    seconds = time.perf_counter() - started
-    columns = {"completions": out["completion_ids"], "trace": out["trace"], "episode": out["episode"]}
-    weights = [float(w) for w in trainer.reward_weights]
-    per_func = [func(**columns) for func in trainer.reward_funcs]
-    total = [sum(w * values[i] for w, values in zip(weights, per_func, strict=True)) for i in range(len(inputs))]
-    official = [score(result, ep) for result, ep in zip(out["trace"], out["episode"], strict=True)]
-    dense = [score(result, ep, dense=True) for result, ep in zip(out["trace"], out["episode"], strict=True)]
-    groups = [range(k * g, (k + 1) * g) for k in range(len(rows))]
-
-    def spread(values: list[float]) -> float:
-        return sum(len({round(values[i], 6) for i in group}) > 1 for group in groups) / len(groups)
-
-    return {
-        "task": task,
-        "temperature": temperature,
-        "groups": len(groups),
-        "spread": spread(total),
-        "spread_official": spread(official),
-        "spread_dense": spread(dense),
-        "answers_per_group": statistics.mean(len({str(out["trace"][i].answer) for i in group}) for group in groups),
-        "reward": statistics.mean(total),
-        "correct": statistics.mean(official),
-        "seconds": seconds,
-    }
 
 
 def summary_line(r: dict) -> str:

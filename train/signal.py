@@ -1,0 +1,49 @@
+"""Whether GRPO has anything to learn from: rollout groups sampled as GRPO samples them, scored, not trained on.
+
+GRPO's advantage is a reward's deviation from its group's mean, so a group whose G rollouts all earn one reward
+teaches nothing (TRL logs the share of such groups as `frac_reward_zero_std`). `sample_groups` measures that per
+set of prompts before a run is spent on them (`benchmarks/grpo_signal.py` runs it per task kind and temperature).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from train.rewards import score
+
+
+def sample_groups(trainer, rows: list[dict], seed: int = 0) -> dict:
+    """G rollouts of each row (`trainer.args.num_generations`, at `trainer.args.temperature`) as one generation
+    batch; per group, whether the trained reward, the official score and the dense score differ among its rollouts."""
+    g = trainer.args.num_generations
+    inputs = [dict(row) for row in rows for _ in range(g)]
+    trainer.batch_rows = inputs
+    torch.manual_seed(seed)
+    started = time.perf_counter()
+    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
+    seconds = time.perf_counter() - started
+    columns = {"completions": out["completion_ids"], "trace": out["trace"], "episode": out["episode"]}
+    weights = [float(w) for w in trainer.reward_weights]
+    per_func = [func(**columns) for func in trainer.reward_funcs]
+    total = [sum(w * values[i] for w, values in zip(weights, per_func, strict=True)) for i in range(len(inputs))]
+    pairs = list(zip(out["trace"], out["episode"], strict=True))
+    official = [score(result, episode) for result, episode in pairs]
+    dense = [score(result, episode, dense=True) for result, episode in pairs]
+    groups = [range(k * g, (k + 1) * g) for k in range(len(rows))]
+
+    def spread(values: list[float]) -> float:
+        return sum(len({round(values[i], 6) for i in group}) > 1 for group in groups) / len(groups)
+
+    return {
+        "groups": len(groups),
+        "spread": spread(total),
+        "spread_official": spread(official),
+        "spread_dense": spread(dense),
+        "answers_per_group": statistics.mean(len({str(out["trace"][i].answer) for i in group}) for group in groups),
+        "reward": statistics.mean(total),
+        "correct": statistics.mean(official),
+        "seconds": seconds,
+    }
