@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 
@@ -16,6 +18,18 @@ from train.sft import _collate, assistant_loss, encode
 from train.tiny_model import build_tiny_model
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
 from train.trajectories import teacher_conversations
+
+
+class Jitter:
+    """A seeded random reward: every group gets a non-zero advantage, so the update can never be a no-op."""
+
+    __name__ = "jitter"
+
+    def __init__(self):
+        self.rng = random.Random(0)
+
+    def __call__(self, completions, **kwargs):
+        return [self.rng.random() for _ in completions]
 
 
 def memorized_policy(folder, protocol: str = "tools"):

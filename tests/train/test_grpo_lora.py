@@ -11,11 +11,10 @@ import torch
 from safetensors.torch import load_file
 
 from agentcvr.masters import ADAPTER_FOLDER
+from tests.train.conftest import Jitter
 from train.config import TrainConfig
 from train.pipeline import REFERENCE_ADAPTER, Run
 from train.tiny_model import load_policy_model, with_lora
-
-from .test_grpo_smoke import Jitter
 
 
 def test_grpo_trains_the_warm_starts_adapter_and_saves_it_apart(warm_start, tmp_path):

@@ -8,28 +8,16 @@ Shrunk values, each commented; the real preset is train/presets/cpu-tiny.yaml.
 from __future__ import annotations
 
 import math
-import random
 
 import torch
 
 from agentcvr.actions import tool_schemas
 from agentcvr.components import make_training_perception
 from simulator.script_sim import ScriptSimulator
+from tests.train.conftest import Jitter
 from train.config import TrainConfig
 from train.tokenizer import boilerplate
 from train.trajectories import episodes_by_id, prompt_rows
-
-
-class Jitter:
-    """A seeded random reward: every group gets a non-zero advantage, so the update can never be a no-op."""
-
-    __name__ = "jitter"
-
-    def __init__(self):
-        self.rng = random.Random(0)
-
-    def __call__(self, completions, **kwargs):
-        return [self.rng.random() for _ in completions]
 
 
 def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):

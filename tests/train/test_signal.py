@@ -3,8 +3,7 @@ reward that differs within every group is seen as a signal in every group."""
 
 from __future__ import annotations
 
-from tests.train.conftest import trainer_over
-from tests.train.test_grpo_smoke import Jitter
+from tests.train.conftest import Jitter, trainer_over
 from train.signal import sample_groups
 
 

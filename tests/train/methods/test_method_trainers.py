@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from tests.train.test_grpo_smoke import Jitter  # (warm_start: the session fixture in tests/train/conftest.py)
+from tests.train.conftest import Jitter  # (warm_start: the session fixture there too)
 from train.config import TrainConfig
 
 
