@@ -2,9 +2,12 @@
 # The device side of a GPU GRPO run from a packed warm start (pack.sh): each call carries one piece (.devN/) and
 # stashes it outside the repository, where it stays while the machine is held; the last call unpacks and runs.
 #   run.sh stash                # a call that only brings a piece
-#   run.sh check                # stash; install the wheels; a two-step cpu-tiny run on the GPU (the code path)
+#   run.sh install              # stash; install the wheels; import every module a run needs (seconds)
+#   run.sh check                # install, then a two-step cpu-tiny run on the GPU (the code path, about a minute)
 #   run.sh grpo SEED... [-- OVERRIDES]   # stash; unpack; one gpu-looker run per seed, side by side; results to $OUT
 # RUN_SECONDS caps each run's wall time (its GRPO stops earlier by grpo.max_seconds), so the results still come back.
+# REUSE_EVALS=1 puts the eval_teacher.json and eval_warmstart.json carried in a piece into each run folder, so the run
+# skips those two held-out evaluations (greedy, the same warm start and held-out seed: the same episodes' results).
 set -uo pipefail
 STASH=/tmp/agentcvr-payload
 SITE=/tmp/agentcvr-site
@@ -23,14 +26,18 @@ install() {
     && touch "$SITE/.done"
 }
 
-case ${1:-} in
-stash) ;;
-check)
-  install || exit 1
+imports() {
   nvidia-smi --query-gpu=name,memory.total --format=csv
   python3 -c 'import torch, transformers, trl, peft, langgraph, pydantic; print(torch.__version__, torch.cuda.is_available(), transformers.__version__, trl.__version__, peft.__version__)'
   # every module a gpu-looker run imports (a wheel missing from pack.sh's list fails here, not minutes into the run)
-  python3 -c 'import agentcvr.cli, agentcvr.reader, agentcvr.policies.hf_policy, simulator.script_sim, scripts_gen.generate, train.pipeline, train.grpo, train.rollout, train.evaluate, train.trajectories, train.tiny_model, gguf' || exit 1
+  python3 -c 'import agentcvr.cli, agentcvr.reader, agentcvr.policies.hf_policy, simulator.script_sim, scripts_gen.generate, train.pipeline, train.grpo, train.rollout, train.evaluate, train.trajectories, train.tiny_model, gguf'
+}
+
+case ${1:-} in
+stash) ;;
+install) install && imports || exit 1 ;;
+check)
+  install && imports || exit 1
   rm -rf /tmp/check
   time agentcvr train-sim --preset cpu-tiny --out /tmp/check -o "data.tasks=[CC]" -o data.train_per_task=20 \
     -o data.grpo_per_task=8 -o data.heldout_per_task=4 -o sft.max_epochs=1 -o grpo.max_steps=2 \
@@ -49,6 +56,7 @@ grpo)
   for seed in "${seeds[@]}"; do
     run="runs/gpu-looker-s$seed"
     mkdir -p "$run" && cp -rn "$STASH/unpacked/warmstart" "$run/"
+    [[ ${REUSE_EVALS:-0} == 1 ]] && { cp -n "$STASH"/eval_teacher.json "$STASH"/eval_warmstart.json "$run/" || exit 1; }
     OMP_NUM_THREADS=4 timeout "${RUN_SECONDS:-86400}" python3 -c "$CLI" train-sim --preset gpu-looker --out "$run" \
       --resume -o seed="$seed" "$@" >"$OUT/gpu-looker-s$seed.log" 2>&1 &  # in $OUT: it comes back even if cut
     pids+=($!)
