@@ -108,6 +108,12 @@ class TeacherOptions(PolicyOptions):
     protocol: Literal["tools", "json"] = Field(default="tools", description="The action format it writes.")
 
 
+class ScanOptions(TeacherOptions):
+    windows: int = Field(
+        default=1, ge=1, le=12, description="Windows each video's first look is cut into (1: the video whole)."
+    )
+
+
 class RandomOptions(PolicyOptions):
     seed: int = Field(default=0, description="The same seed gives the same traces.")
 
@@ -199,10 +205,10 @@ def _expert(arg: str, scripts: Mapping[str, Script], options: TeacherOptions) ->
     return ExpertPolicy(scripts, protocol=options.protocol)
 
 
-def _scan(arg: str, scripts: Mapping[str, Script], options: TeacherOptions) -> Policy:
+def _scan(arg: str, scripts: Mapping[str, Script], options: ScanOptions) -> Policy:
     from agentcvr.policies.scan_teacher import ScanTeacher
 
-    return ScanTeacher(scripts, protocol=options.protocol)
+    return ScanTeacher(scripts, protocol=options.protocol, windows=options.windows)
 
 
 def _random(arg: str, scripts: Mapping[str, Script], options: RandomOptions) -> Policy:
@@ -278,7 +284,7 @@ SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf", "trained"})
 
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
-    "scan": Kind(TeacherOptions, _scan),
+    "scan": Kind(ScanOptions, _scan),
     "random": Kind(RandomOptions, _random),
     "gguf": Kind(GGUFOptions, _gguf),
     "gguf-free": Kind(GGUFFreeOptions, _gguf_free),

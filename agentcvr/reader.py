@@ -182,8 +182,9 @@ def reader_folder(name: str | Path) -> Path:
 class Reader:
     """A trained reader: `Reader.load(folder).answer(episode, seen)` -> the answer letters."""
 
-    def __init__(self, encoder: SentenceEncoder, head: ReaderHead, encoder_name: str):
+    def __init__(self, encoder: SentenceEncoder, head: ReaderHead, encoder_name: str, windows: int = 1):
         self.encoder, self.head, self.encoder_name = encoder, head.eval(), encoder_name
+        self.windows = windows  # the scan looks it was trained to read: each video's first look cut into this many
 
     @classmethod
     def load(cls, folder: Path, encoder: SentenceEncoder | None = None) -> Reader:
@@ -201,7 +202,7 @@ class Reader:
         encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
         head = ReaderHead(config["tasks"], encoder.width, config["width"])
         head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
-        return cls(encoder, head, config["encoder"])
+        return cls(encoder, head, config["encoder"], config.get("windows", 1))
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -211,6 +212,7 @@ class Reader:
             "width": self.head.width,
             "tasks": self.head.tasks,
             "head_sha256": file_sha256(folder / HEAD_FILE),
+            "windows": self.windows,
         }
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
 

@@ -62,6 +62,13 @@ def train_reader(
     lr: float = typer.Option(1e-3, help="Adam learning rate of the reader's head."),
     width: int = typer.Option(128, help="Width of the head's projections of the sentence vectors."),
     threads: int = typer.Option(1, help="torch threads (1 is fastest on 2 busy cores)."),
+    windows: int = typer.Option(
+        1,
+        min=1,
+        max=12,
+        help="Cut each video's first look into this many windows (1: whole, the shipped scan-v1); the reader then "
+        "reads such looks, and its folder says so, so a scan before it cuts its looks the same way.",
+    ),
 ) -> None:
     """Train the option reader (a head over frozen all-MiniLM-L6-v2 sentence vectors) on the scan teacher's looks;
     resumes from --out.
@@ -101,6 +108,7 @@ def train_reader(
         lr=lr,
         width=width,
         encoder=READER_BASE,
+        windows=windows,
     )
     try:
         resume_folder(out, spec)  # refused, naming what differs, when the folder was made under other settings
@@ -112,13 +120,12 @@ def train_reader(
         path = out / f"{name}.jsonl"
         if not path.exists():
             typer.echo(f"generating {name} items: {count} per kind of {', '.join(kinds)} (seed {pool_seed})")
-            items = [
-                it for t in kinds for it in reading_items([generate_one(t, i, pool_seed) for i in range(count)], limits)
-            ]
+            scripts = [generate_one(t, i, pool_seed) for t in kinds for i in range(count)]
+            items = reading_items(scripts, limits, windows)
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)
-    fit = spec.model_dump(include={"encoder", "seed", "lr", "width"})  # the fit's settings are the spec's
+    fit = spec.model_dump(include={"encoder", "seed", "lr", "width", "windows"})  # the fit's settings are the spec's
     run = ReaderRun(out=out, examples=examples, eval_every=eval_every, **fit)
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")

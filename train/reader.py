@@ -27,10 +27,11 @@ from agentcvr.script import Script
 from agentcvr.spec import Spec, SpecMismatch, check_resume
 
 
-def reading_items(scripts: Sequence[Script], limits: Limits) -> list[ReadingItem]:
-    """The scan teacher's looks at each script in the rule simulator, as reading items (its answer is not used)."""
+def reading_items(scripts: Sequence[Script], limits: Limits, windows: int = 1) -> list[ReadingItem]:
+    """The scan teacher's looks at each script in the rule simulator (each video's first look cut into `windows`), as
+    reading items (its answer is not used)."""
     table = {s.id: s for s in scripts}
-    agent = Agent(make_policy("scan", table), make_perception("sim", table), limits)
+    agent = Agent(make_policy("scan", table, windows=windows), make_perception("sim", table), limits)
     items = []
     for script in scripts:
         episode = script.episode
@@ -82,6 +83,7 @@ class ReaderSpec(Spec):
     lr: float
     width: int
     encoder: str
+    windows: int = 1  # the looks read: each video's first look cut into this many windows (the scan teacher's)
 
 
 def resume_folder(out: Path, spec: ReaderSpec) -> None:

@@ -41,6 +41,7 @@ class ReaderRun:
     lr: float = 1e-3
     width: int = 128
     seed: int = 0
+    windows: int = 1  # the looks its items were made from (recorded with the reader)
 
 
 def _columns(name: str) -> list:
@@ -144,7 +145,7 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
                 losses = []
                 if table["all"] > best:
                     best = table["all"]
-                    Reader(encoder, head, run.encoder).save(run.out / "reader")
+                    Reader(encoder, head, run.encoder, run.windows).save(run.out / "reader")
                     head.train()
                 state = {"head": head.state_dict(), "optimizer": optimizer.state_dict(), "seen": seen, "best": best}
                 torch.save(state, checkpoint.with_suffix(".tmp"))

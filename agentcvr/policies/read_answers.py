@@ -47,6 +47,8 @@ def masters_answer(thought: str | None) -> str | None:
 class Answerer(Protocol):
     """What the wrapper needs of a reader (`agentcvr.reader.Reader`)."""
 
+    windows: int  # the scan looks it was trained to read: each video's first look cut into this many windows
+
     def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None: ...
 
 
@@ -57,7 +59,8 @@ class ReaderAnswers:
     def __init__(self, master: Policy, reader: Answerer, scan: bool = False):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
-        self.scanner = ScanTeacher({}, protocol=self.protocol) if scan else None  # only its looking turns are used
+        # only the scan's looking turns are used, cut as the reader's training looks were
+        self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows) if scan else None
         self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:

@@ -9,6 +9,10 @@ has nothing to copy; on task kinds about dialogue its second turn listens to eve
 searches for what the earlier look showed (`Session.perceive`). It then answers the truth only if every evidence fact
 came back in those observations, and a random well-formed answer otherwise, as the expert does: the warm start
 never learns to answer past what it saw.
+
+With `windows` above 1 the first turn observes each video as that many contiguous windows instead of whole: each
+look returns at most the simulator's `max_events` lines, so a video's later steps, passes and remarks come back that
+a single whole-video look ranks out. The windows depend on the videos' durations only (what the policy sees).
 """
 
 from __future__ import annotations
@@ -42,9 +46,12 @@ class ScanTeacher:
         seed: int = 0,
         dialogue_tasks: frozenset[str] = DIALOGUE_TASKS,
         protocol: Protocol = "tools",
+        windows: int = 1,
     ):
+        if windows < 1:
+            raise ValueError(f"windows must be at least 1, got {windows}")
         self.scripts, self.seed, self.dialogue_tasks = scripts, seed, dialogue_tasks
-        self.protocol = protocol
+        self.protocol, self.windows = protocol, windows
 
     def turns(self, episode: Episode) -> list[list[Call]]:
         """The looking turns, each a list of (tool, arguments)."""
@@ -52,10 +59,17 @@ class ScanTeacher:
         segment = reference_segment(episode) if episode.task == "FSA" and len(videos) == 2 else None
         if segment is not None:  # the reference segment, then video 2 searched for what it showed
             return [[("observe", {"video": 1, "start": segment[0], "end": segment[1]})], [("observe", {"video": 2})]]
-        turns: list[list[Call]] = [[("observe", {"video": v}) for v in videos]]
+        turns: list[list[Call]] = [[call for v in episode.videos for call in self.scan_calls(v.index, v.duration)]]
         if episode.task in self.dialogue_tasks:
             turns.append([("listen", {"video": v}) for v in videos])
         return turns
+
+    def scan_calls(self, video: int, duration: float) -> list[Call]:
+        """The first turn's looks at one video: whole, or `windows` contiguous windows of it."""
+        if self.windows == 1:
+            return [("observe", {"video": video})]
+        edges = [round(duration * i / self.windows, 1) for i in range(self.windows + 1)]
+        return [("observe", {"video": video, "start": a, "end": b}) for a, b in zip(edges, edges[1:], strict=False)]
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)

@@ -3,6 +3,8 @@ is the truth only when the evidence came back."""
 
 from __future__ import annotations
 
+import pytest
+
 from agentcvr.actions import Observe
 from agentcvr.agent import Agent
 from agentcvr.episode import question_focus
@@ -31,6 +33,27 @@ def test_scans_every_video_whole_then_answers_the_truth():
     assert looks[0].observation == ScriptSimulator({script.id: script}).observe(script.episode, asked)[:600]
     assert evidence_seen(result, script)
     assert result.answer == get_task("CC").official_form(script.answer)
+
+
+def test_with_windows_each_video_is_looked_at_in_contiguous_windows_and_more_comes_back():
+    script = generate_one("MSR", 1, 10000)
+    table = {script.id: script}
+    limits = Limits(max_turns=4, max_observation_chars=600)
+    result = Agent(ScanTeacher(table, windows=3), ScriptSimulator(table), limits).run(script.episode)
+    looks = [step for step in result.steps if step.kind == "tool"]
+    assert {step.turn for step in looks} == {0}
+    for video in script.videos:
+        spans = [(s.arguments["start"], s.arguments["end"]) for s in looks if s.arguments["video"] == video.index]
+        assert len(spans) == 3 and spans[0][0] == 0
+        assert all(left[1] == right[0] for left, right in zip(spans, spans[1:], strict=False))  # no gap, no overlap
+        assert spans[-1][1] == pytest.approx(video.duration, abs=0.05)
+
+    def lines(r):
+        return sum(len(s.observation.splitlines()) for s in r.steps if s.kind == "tool")
+
+    assert lines(result) > lines(run(script))
+    with pytest.raises(ValueError, match="windows must be at least 1"):
+        ScanTeacher(table, windows=0)
 
 
 def test_movie_tasks_also_listen():

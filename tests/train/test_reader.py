@@ -141,6 +141,12 @@ def test_train_reader_command_writes_a_curve_and_a_reader(tmp_path):
     assert "it differs in lr: 0.01 != 0.001 (this run's value first)" in other.output, other.output
     bad = CliRunner().invoke(app, ["train-reader", "--out", str(out), "--tasks", "FSA"])
     assert bad.exit_code != 0 and "not choice task kinds" in bad.output
+    windowed = CliRunner().invoke(app, [*args, "--examples", "8", "--windows", "2"], env={"COLUMNS": "400"})
+    assert windowed.exit_code == 2 and "windows: 2 != 1" in windowed.output  # other looks: other items, refused
+    out = tmp_path / "windowed"
+    windowed = CliRunner().invoke(app, [*args[:2], str(out), *args[3:], "--examples", "8", "--windows", "2"])
+    assert windowed.exit_code == 0, windowed.output
+    assert json.loads((out / "reader" / "reader.json").read_text())["windows"] == 2
 
 
 def test_rollouts_with_a_reader_take_its_answers_on_choice_tasks(warm_start, base, tmp_path):
@@ -210,6 +216,20 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
     agent = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
     assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
+
+
+def test_a_reader_of_windowed_looks_says_so_and_the_scan_before_it_cuts_its_looks_the_same_way(base, tmp_path):
+    Reader(base.encoder, base.head, READER_BASE, windows=3).save(tmp_path / "reader")
+    reader = Reader.load(tmp_path / "reader", encoder=base.encoder)
+    assert reader.windows == 3
+    assert Reader.load("scan-v1", encoder=base.encoder).windows == 1  # saved before windows existed: whole looks
+    msr = generate_one("MSR", 0, 3)
+    never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
+    agent = Agent(ReaderAnswers(never, reader, scan=True), ScriptSimulator({msr.id: msr}), Limits(max_turns=4))
+    result = agent.run(msr.episode)
+    assert [s.arguments["video"] for s in result.steps[:-1]] == [1, 1, 1, 2, 2, 2]
+    item = reading_items([msr], Limits(max_turns=4), windows=3)[0]  # the items such a reader was trained on
+    assert result.answer == "ABCDEF"[choose(reader.head(prepare(item, reader.encoder)).tolist(), False)[0]]
 
 
 def test_a_reader_folder_resumes_only_under_its_spec_and_reads_settings_written_before_specs(tmp_path):
