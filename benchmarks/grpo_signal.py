@@ -76,6 +76,8 @@ def main() -> None:
         "spread % official",
         "spread % dense",
         "answers/group",
+        "calls",
+        "r(calls, reward)",
         "reward",
         "correct %",
         "s",
@@ -90,6 +92,8 @@ def main() -> None:
             f"{100 * r['spread_official']:.0f}",
             f"{100 * r['spread_dense']:.0f}",
             f"{r['answers_per_group']:.1f}",
+            f"{r['calls']:.2f}",
+            correlation(r),
             f"{r['reward']:.2f}",
             f"{100 * r['correct']:.0f}",
             f"{r['seconds']:.0f}",
@@ -103,8 +107,16 @@ def summary_line(r: dict) -> str:
     return (
         f"{r['task']} T={r['temperature']:g}: spread in {100 * r['spread']:.0f} % of {r['groups']} groups "
         f"(official {100 * r['spread_official']:.0f} %, dense {100 * r['spread_dense']:.0f} %), "
-        f"{r['answers_per_group']:.1f} answers a group, {r['seconds']:.0f} s"
+        f"{r['answers_per_group']:.1f} answers a group, {r['calls']:.2f} calls a rollout, "
+        f"r(calls, reward) {correlation(r)}, "
+        f"{r['seconds']:.0f} s"
     )
+
+
+def correlation(r: dict) -> str:
+    """The within-group correlation of tool calls and reward, or '-' where no group varied in both."""
+    value = r["calls_reward_correlation"]
+    return "-" if value is None else f"{value:+.2f}"
 
 
 if __name__ == "__main__":

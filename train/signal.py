@@ -33,6 +33,7 @@ def sample_groups(trainer, rows: list[dict], seed: int = 0) -> dict:
     official = [score(result, episode) for result, episode in pairs]
     dense = [score(result, episode, dense=True) for result, episode in pairs]
     groups = [range(k * g, (k + 1) * g) for k in range(len(rows))]
+    calls = [float(sum(step.kind == "tool" for step in result.steps)) for result in out["trace"]]
 
     def spread(values: list[float]) -> float:
         return sum(len({round(values[i], 6) for i in group}) > 1 for group in groups) / len(groups)
@@ -43,7 +44,21 @@ def sample_groups(trainer, rows: list[dict], seed: int = 0) -> dict:
         "spread_official": spread(official),
         "spread_dense": spread(dense),
         "answers_per_group": statistics.mean(len({str(out["trace"][i].answer) for i in group}) for group in groups),
+        "calls": statistics.mean(calls),
+        # > 0: within a group, the rollouts that look more earn more; < 0: GRPO is paid to look less
+        "calls_reward_correlation": within_group_correlation(calls, total, groups),
         "reward": statistics.mean(total),
         "correct": statistics.mean(official),
         "seconds": seconds,
     }
+
+
+def within_group_correlation(xs: list[float], ys: list[float], groups: list[range]) -> float | None:
+    """The mean over groups of the Pearson correlation of `xs` and `ys` among a group's rollouts; groups where either
+    does not vary are left out (None when none is left): what a group-relative advantage rewards `xs` for."""
+    values = []
+    for group in groups:
+        x, y = [xs[i] for i in group], [ys[i] for i in group]
+        if len(set(x)) > 1 and len(set(y)) > 1:
+            values.append(statistics.correlation(x, y))
+    return statistics.mean(values) if values else None
