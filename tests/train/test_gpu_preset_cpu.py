@@ -57,7 +57,7 @@ SMALL = [
     "grpo.num_generations=2",
     "grpo.prompts_per_step=1",
     "grpo.max_steps=2",
-    "grpo.max_completion_length=160",
+    "grpo.max_completion_length=256",  # holds the expert's episodes here (train/budget.py)
 ]
 # The instructions the Qwen2.5 template writes around the tool schemas.
 QWEN_TOOL_INSTRUCTIONS = (
