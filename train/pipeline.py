@@ -19,6 +19,7 @@ Layout of a run folder:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -314,36 +315,28 @@ class Run:
     def _check_completion_budget(self, tokenizer, per_kind: int = 8) -> None:
         """Refuse a GRPO budget that cuts the teacher's episodes (`train/budget.py`), measured on the first
         `per_kind` GRPO scripts of each kind; the longest per kind goes to the log."""
-        from agentcvr.actions import tool_schemas
         from train.budget import check_completion_budget, teacher_completion_tokens
         from train.trajectories import scripts_by_id
 
         kinds = {kind: [s for s in self.grpo_scripts if s.task == kind][:per_kind] for kind in self.cfg.data.tasks}
         sample = [script for scripts in kinds.values() for script in scripts]
         table = scripts_by_id(sample)
-        tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
-
-        def tokens(messages: list[dict], generation_prompt: bool) -> int:
-            rendered = tokenizer.apply_chat_template(
-                messages, tools=tools, add_generation_prompt=generation_prompt, return_dict=True
-            )
-            return len(rendered["input_ids"])
-
         teacher = make_policy(self.cfg.sft.teacher, table, protocol=self.cfg.agent.protocol)
         perception = make_training_perception(self.cfg, table)
+        tokens = functools.partial(self._prompt_length, tokenizer)  # (messages, generation_prompt) -> tokens
         lengths = teacher_completion_tokens(teacher, perception, sample, self.limits, tokens)
         longest = ", ".join(f"{kind} {max(values)}" for kind, values in lengths.items())
         budget = self.cfg.grpo.max_completion_length
         self.log(f"GRPO completion budget {budget} tokens; the teacher's longest episode per kind: {longest}")
         check_completion_budget(lengths, budget, self.cfg.sft.teacher)
 
-    def _prompt_length(self, tokenizer, messages: list[dict]) -> int:
+    def _prompt_length(self, tokenizer, messages: list[dict], generation_prompt: bool = True) -> int:
         from agentcvr.actions import tool_schemas
 
         if not hasattr(self, "_tools"):
             self._tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
         rendered = tokenizer.apply_chat_template(
-            messages, tools=self._tools, add_generation_prompt=True, return_dict=True
+            messages, tools=self._tools, add_generation_prompt=generation_prompt, return_dict=True
         )
         return len(rendered["input_ids"])
 
