@@ -84,9 +84,10 @@ class Recorded:
     while_on: str | None = None
 
 
+DEFAULT_READER = "scan-v2"  # the lexical reader (docs/reader.md); scan-v1 still ships, one option away
 READER_HELP = (
-    "The option reader that answers the choice tasks: a shipped one by name (scan-v1), a folder from "
-    "`agentcvr train-reader`, or none (the master answers)."
+    f"The option reader that answers the choice tasks: a shipped one by name ({DEFAULT_READER}, scan-v1), a folder "
+    "from `agentcvr train-reader`, or none (the master answers)."
 )
 READER_LOOKS_HELP = (
     "Who looks on a choice task when a reader answers: the master, or the scan (every video observed whole, movie "
@@ -122,7 +123,7 @@ class GGUFOptions(PolicyOptions):
     """The embedded master: by default the shipped reader answers its choice tasks (and matches FSA and CCQA) after
     the scan, and the model looks and answers PSS (docs/reader.md); `reader=none` is the zero-shot model alone."""
 
-    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
     reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
@@ -145,7 +146,7 @@ class TrainedOptions(PolicyOptions):
     """A master trained here (`trained:NAME`, a shipped name or a train-sim checkpoint folder): it makes every call
     itself, and the shipped reader answers its choice tasks from what it looked at."""
 
-    reader: str | None = Field(default="scan-v1", description=READER_HELP)
+    reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
     temperature: float = Field(default=0.0, ge=0, description="Sampling temperature (0: greedy, as trained to act).")
     threads: int | None = Field(
         default=None, ge=1, description="llama.cpp threads of a LoRA master (default: all cores, max 8)."

@@ -16,12 +16,19 @@ the question points at (two views at the same time), for an option naming videos
 others', and for a count the gap between the number and the relevant sentences counted softly. A learned sign read
 from the question turns "which video does NOT ..." around. Options are scored one by one with no slot or letter
 input, so no letter prior can pay. Trained by `agentcvr train-reader` (`train/reader_fit.py`).
+
+Sentence vectors hardly tell `obj_5` from `obj_2`, or "bottom left" from "bottom right", which is what a multi-view
+question turns on. A `lexical` head (readers from `scan-v2` on) adds to relevance and support the words a line shares
+with the question and with each option, each weighed by how rare it is among the item's lines (`word_overlap`), with
+two learned scales.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +54,33 @@ from agentcvr.sentences import SentenceEncoder
 
 HEAD_FILE = "head.pt"
 CONFIG_FILE = "reader.json"
-# Readers shipped in the package, by name: `scan-v1` is `agentcvr train-reader --out runs/reader` (docs/reader.md).
-SHIPPED = {"scan-v1": Path(__file__).parent / "readers" / "scan-v1"}
+# Readers shipped in the package, by name (docs/reader.md): `scan-v2` is `agentcvr train-reader --out runs/reader
+# --examples 42000`, `scan-v1` the same with `--no-lexical`.
+SHIPPED = {name: Path(__file__).parent / "readers" / name for name in ("scan-v2", "scan-v1")}
 FEATURES = 11
 READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
 MATCHED = {"FSA": matching_segment, "CCQA": contrasts}  # kinds answered by `agentcvr/matching.py`, untrained
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
+_WORD = re.compile(r"[a-z0-9_]+")
+_STOP = frozenset(
+    "a an the of in on at to and or is are was were be what which who how does do did with for from by it its this "
+    "that these those as into out when where".split()
+)
+
+
+def words(text: str) -> frozenset[str]:
+    """A text's words as `word_overlap` compares them: lower case, ids such as `obj_5` kept whole, no stop words."""
+    return frozenset(_WORD.findall(text.lower())) - _STOP
+
+
+def word_overlap(lines: Sequence[str], texts: Sequence[str]) -> torch.Tensor:
+    """[len(lines), len(texts)]: the words each line shares with each text, each weighed by its rarity among the
+    lines (log(1 + lines / lines holding it)): a word every line has (`frame`) counts for little."""
+    line_words = [words(line) for line in lines]
+    counts = Counter(w for found in line_words for w in found)
+    weight = {w: math.log(1 + len(lines) / c) for w, c in counts.items()}
+    text_words = [words(text) for text in texts]
+    return torch.tensor([[sum(weight[w] for w in mine & theirs) for theirs in text_words] for mine in line_words])
 
 
 @dataclass(frozen=True)
@@ -85,6 +113,7 @@ class Prepared:
     times: torch.Tensor  # [n] seconds
     named: tuple[frozenset[int], ...]  # the videos each option names (empty: a text option)
     numbers: tuple[float | None, ...]  # each option as a count, where it is one
+    overlap: torch.Tensor  # [n, 1 + k] the words each line shares with the question, then with each option
 
 
 def prepare(item: ReadingItem, encoder: SentenceEncoder) -> Prepared:
@@ -101,15 +130,18 @@ def prepare(item: ReadingItem, encoder: SentenceEncoder) -> Prepared:
         times=torch.tensor([line.time for line in lines]),
         named=tuple(videos_named(option) for option in item.options),
         numbers=tuple(option_number(option) for option in item.options),
+        overlap=word_overlap([line.text for line in lines], [item.question, *item.options]),
     )
 
 
 class ReaderHead(nn.Module):
     """Option scores from a `Prepared` item; the only trained part of the reader."""
 
-    def __init__(self, tasks: Sequence[str], dim: int = 384, width: int = 128):
+    def __init__(self, tasks: Sequence[str], dim: int = 384, width: int = 128, lexical: bool = False):
         super().__init__()
-        self.tasks, self.width = list(tasks), width
+        self.tasks, self.width, self.lexical = list(tasks), width, lexical
+        if lexical:  # how much a shared word adds to relevance (question) and to support (option)
+            self.word_scale = nn.Parameter(torch.zeros(2))
         self.question_key, self.line_key = nn.Linear(dim, width), nn.Linear(dim, width)
         self.option_query, self.question_query, self.line_value = (nn.Linear(dim, width) for _ in range(3))
         self.negation = nn.Linear(dim, 1)  # the sign a question gives video strength ("does not include")
@@ -127,6 +159,9 @@ class ReaderHead(nn.Module):
         relevance = self.line_key(item.lines) @ self.question_key(item.question) / scale + self.heard_bias * item.heard
         queries = self.option_query(item.options) + self.question_query(item.question)
         support = self.line_value(item.lines) @ queries.T / scale  # [n, k]
+        if self.lexical:
+            relevance = relevance + self.word_scale[0] * item.overlap[:, 0]
+            support = support + self.word_scale[1] * item.overlap[:, 1:]
         attention = torch.softmax(relevance, 0)
         best = support.max(0).values
         joint = torch.logsumexp(support + relevance[:, None], 0)
@@ -175,7 +210,7 @@ def choose(scores: Sequence[float], multi: bool) -> list[int]:
 
 
 def reader_folder(name: str | Path) -> Path:
-    """A shipped reader's folder by name (`scan-v1`), or the folder given."""
+    """A shipped reader's folder by name (`scan-v2`), or the folder given."""
     return SHIPPED[name] if isinstance(name, str) and name in SHIPPED else Path(name)
 
 
@@ -200,7 +235,7 @@ class Reader:
         if (digest := file_sha256(folder / HEAD_FILE)) != (recorded := config.get("head_sha256")):
             raise ValueError(f"{folder / HEAD_FILE} is damaged: sha256 {digest}, its config says {recorded}")
         encoder = encoder or SentenceEncoder(ensure_model(config["encoder"], progress=False))
-        head = ReaderHead(config["tasks"], encoder.width, config["width"])
+        head = ReaderHead(config["tasks"], encoder.width, config["width"], config.get("lexical", False))
         head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
         return cls(encoder, head, config["encoder"], config.get("windows", 1))
 
@@ -213,6 +248,7 @@ class Reader:
             "tasks": self.head.tasks,
             "head_sha256": file_sha256(folder / HEAD_FILE),
             "windows": self.windows,
+            "lexical": self.head.lexical,
         }
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
 

@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     )
     policy_reader: str | None = Field(
         default=None,
-        description="The master's option reader: scan-v1, a train-reader folder, or none (the model alone); unset: "
-        "the policy's default (gguf: scan-v1).",
+        description="The master's option reader: scan-v2, scan-v1, a train-reader folder, or none (the model alone); "
+        "unset: the policy's default (gguf: scan-v2).",
     )
     policy_prompt_batch: int | None = Field(
         default=None,

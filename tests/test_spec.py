@@ -34,9 +34,9 @@ def test_operational_options_and_secrets_are_not_recorded():
 @pytest.mark.parametrize(
     ("policy", "options", "options_recorded"),
     [
-        ("gguf", {}, {"reader": "scan-v1", "reader_looks": "scan"}),  # its defaults, recorded
+        ("gguf", {}, {"reader": "scan-v2", "reader_looks": "scan"}),  # its defaults, recorded
         ("gguf", {"reader": "none"}, {"reader": "none"}),  # no reader: who looks for it means nothing
-        ("gguf", {"reader_looks": "master"}, {"reader": "scan-v1", "reader_looks": "master"}),
+        ("gguf", {"reader_looks": "master"}, {"reader": "scan-v2", "reader_looks": "master"}),
         ("gguf-free", {}, {}),  # no reader by default: nothing to record
         ("gguf-free", {"reader": "scan-v1"}, {"reader": "scan-v1", "reader_looks": "master"}),
         ("expert", {"reader": None}, {}),  # None is not given

@@ -69,6 +69,11 @@ def train_reader(
         help="Cut each video's first look into this many windows (1: whole, the shipped scan-v1); the reader then "
         "reads such looks, and its folder says so, so a scan before it cuts its looks the same way.",
     ),
+    lexical: bool = typer.Option(
+        True,
+        help="Add the words a line shares with the question and each option, weighed by rarity, to the sentence "
+        "vectors' relevance and support (scan-v2; --no-lexical: scan-v1's head).",
+    ),
 ) -> None:
     """Train the option reader (a head over frozen all-MiniLM-L6-v2 sentence vectors) on the scan teacher's looks;
     resumes from --out.
@@ -109,6 +114,7 @@ def train_reader(
         width=width,
         encoder=READER_BASE,
         windows=windows,
+        lexical=lexical,
     )
     try:
         resume_folder(out, spec)  # refused, naming what differs, when the folder was made under other settings
@@ -125,7 +131,8 @@ def train_reader(
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)
-    fit = spec.model_dump(include={"encoder", "seed", "lr", "width", "windows"})  # the fit's settings are the spec's
+    # the fit's settings are the spec's
+    fit = spec.model_dump(include={"encoder", "seed", "lr", "width", "windows", "lexical"})
     run = ReaderRun(out=out, examples=examples, eval_every=eval_every, **fit)
     fit_reader(run, pools["train"], pools["heldout"])
     typer.echo(f"curve: {plot_curve(out / 'curve.jsonl', out / 'curve.png')}; reader: {out / 'reader'}")

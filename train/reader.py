@@ -84,6 +84,7 @@ class ReaderSpec(Spec):
     width: int
     encoder: str
     windows: int = 1  # the looks read: each video's first look cut into this many windows (the scan teacher's)
+    lexical: bool = False  # the head adds shared words to the sentence vectors (`agentcvr.reader.word_overlap`)
 
 
 def resume_folder(out: Path, spec: ReaderSpec) -> None:

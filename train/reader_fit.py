@@ -42,6 +42,7 @@ class ReaderRun:
     width: int = 128
     seed: int = 0
     windows: int = 1  # the looks its items were made from (recorded with the reader)
+    lexical: bool = False  # the head reads shared words too (`agentcvr.reader.word_overlap`)
 
 
 def _columns(name: str) -> list:
@@ -109,7 +110,7 @@ def fit_reader(run: ReaderRun, train: Sequence[ReadingItem], heldout: Sequence[R
     sentences.with_suffix(".tmp").replace(sentences)
     (run.out / "baselines.json").write_text(json.dumps(baselines(train, heldout), indent=2) + "\n")
     torch.manual_seed(run.seed)  # the head's initialization
-    head = ReaderHead(READ_TASKS, encoder.width, run.width)
+    head = ReaderHead(READ_TASKS, encoder.width, run.width, run.lexical)
     optimizer = torch.optim.Adam(head.parameters(), lr=run.lr)
     checkpoint, curve_path = run.out / "checkpoint.pt", run.out / "curve.jsonl"
     seen, best = 0, -1.0

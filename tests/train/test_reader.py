@@ -13,7 +13,7 @@ from agentcvr.interfaces import Limits
 from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.policies.read_answers import ReaderAnswers, masters_answer
 from agentcvr.policies.scripted import ScriptedPolicy
-from agentcvr.reader import READ_TASKS, Reader, ReaderHead, choose, prepare
+from agentcvr.reader import READ_TASKS, Reader, ReaderHead, choose, prepare, word_overlap, words
 from agentcvr.reading import reference_segment
 from agentcvr.sentences import SentenceEncoder
 from agentcvr.tasks import TASKS
@@ -84,6 +84,41 @@ def test_options_score_the_same_in_any_order(base, encoder):
     with torch.no_grad():
         scores, again = base.head(prepare(item, encoder)), base.head(prepare(shuffled, encoder))
     assert torch.allclose(again, scores[order], atol=1e-5)
+
+
+def test_word_overlap_weighs_a_shared_word_by_its_rarity_among_the_lines():
+    lines = [
+        "obj_5 (silver bicycle) is at the bottom left of the frame.",
+        "obj_2 (blue car) is at the center right of the frame.",
+        "obj_2 (blue car) is at the top right of the frame.",
+    ]
+    overlap = word_overlap(
+        lines, ["Where is obj_5 in view A?", "Bottom left of the frame", "Center right of the frame"]
+    )
+    assert words("Where is obj_5 in view A?") == {"obj_5", "view"}  # ids whole, stop words out
+    assert overlap.shape == (3, 3)
+    assert overlap[0, 0] > 0 and overlap[1, 0] == overlap[2, 0] == 0  # only the line naming obj_5 shares it
+    assert overlap[0, 1] > overlap[1, 1]  # "bottom left" is the first line's, "frame" is everyone's
+    assert overlap[1, 2] > overlap[0, 2]
+    frame_only = word_overlap(lines, ["frame"])
+    assert torch.allclose(frame_only, torch.full((3, 1), torch.log(torch.tensor(2.0)).item()))  # in every line
+
+
+def test_a_lexical_head_reads_shared_words_and_says_so_in_its_folder(encoder, tmp_path):
+    torch.manual_seed(0)
+    lexical = Reader(encoder, ReaderHead(READ_TASKS, encoder.width, 32, lexical=True), READER_BASE)
+    item = reading_items([generate_one("MSR", 0, 3)], Limits(max_turns=4))[0]
+    vectors = prepare(item, encoder)
+    assert vectors.overlap.shape == (len(vectors.lines), 1 + len(item.options))
+    before = lexical.head(vectors).detach()
+    with torch.no_grad():
+        lexical.head.word_scale.fill_(1.0)
+    assert not torch.allclose(lexical.head(vectors).detach(), before)  # the words now count
+    lexical.save(tmp_path / "reader")
+    assert json.loads((tmp_path / "reader" / "reader.json").read_text())["lexical"] is True
+    again = Reader.load(tmp_path / "reader", encoder=encoder)
+    assert again.head.lexical and torch.allclose(again.head(vectors), lexical.head(vectors))
+    assert not Reader.load("scan-v1", encoder=encoder).head.lexical  # a reader saved before the words reads without
 
 
 def test_choose_takes_the_best_or_every_positive():
@@ -167,11 +202,12 @@ def test_rollouts_with_a_reader_take_its_answers_on_choice_tasks(warm_start, bas
         assert result.answer in {"A", "B", "C", "D", "E", "F"}
 
 
-def test_the_shipped_reader_loads_by_name_and_reads_fresh_episodes_well_above_chance(encoder):
-    """`scan-v1` (docs/reader.md) on scripts of a seed it was neither trained nor selected on."""
+@pytest.mark.parametrize("name", ["scan-v2", "scan-v1"])
+def test_the_shipped_readers_load_by_name_and_read_fresh_episodes_well_above_chance(encoder, name):
+    """The shipped readers (docs/reader.md) on scripts of a seed they were neither trained nor selected on."""
     from train.reader_fit import accuracy, baselines
 
-    reader = Reader.load("scan-v1", encoder=encoder)
+    reader = Reader.load(name, encoder=encoder)
     scripts = [generate_one(task, i, 13) for task in READ_TASKS for i in range(8)]
     items = reading_items(scripts, Limits(max_turns=4))
     table = accuracy(reader.head, items, [prepare(item, encoder) for item in items])
@@ -192,8 +228,8 @@ def test_a_damaged_or_missing_reader_is_refused_by_name(tmp_path, encoder):
     head.write_bytes(bytes(damaged))
     with pytest.raises(ValueError, match="damaged"):
         Reader.load(tmp_path / "copy", encoder=encoder)
-    with pytest.raises(FileNotFoundError, match="scan-v1"):
-        Reader.load("scan-v2", encoder=encoder)
+    with pytest.raises(FileNotFoundError, match="scan-v2, scan-v1"):
+        Reader.load("scan-v9", encoder=encoder)
     assert not isinstance(make_policy("random", reader="none"), ReaderAnswers)
 
 

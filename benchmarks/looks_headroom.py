@@ -1,0 +1,153 @@
+"""How much can looking gain under a reader? Whole episodes in the rule simulator, each answered by the reader, under
+look plans from the scan (what the default master and every warm start do) to the expert's (which knows where the
+evidence is): the gap between them is all a master's looking (and so GRPO over it) could win.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/looks_headroom.py --scripts runs/seed21.jsonl --per-task 20 \\
+        --reader scan-v1 --reader runs/reader-lex/reader
+
+Look plans (the answer is always the reader's, or the matcher's for CCQA):
+- `scan`: every video whole, the movie kinds' videos heard (`ScanTeacher`);
+- `scan+listen`: the scan, and every video heard on every kind;
+- `scan+zoom`: the scan, then per video the +-15 s around the scan line most like the question and its options
+  (a rule that uses only what a master sees);
+- `expert`: only the evidence windows, with the script's focus (`ExpertPolicy`);
+- `scan+expert`: the scan, then the evidence windows: what a master that scans first and then finds the evidence
+  would see.
+
+Printed per kind: success (official scoring) and how often every evidence fact came back. Only the kinds the reader
+answers are counted (FSA's matcher and PSS, the master's own answer, do not depend on the reader's looks here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from rich.console import Console
+from rich.table import Table
+
+from agentcvr.agent import Agent
+from agentcvr.episode import Episode
+from agentcvr.interfaces import Limits, Policy, PolicyOutput
+from agentcvr.policies.expert import ExpertPolicy, plan
+from agentcvr.policies.read_answers import ReaderAnswers
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.teaching import Call, looks, write_turn
+from agentcvr.reader import Reader
+from agentcvr.reading import CHOICE_TASKS, evidence_lines, evidence_text, seen_from
+from agentcvr.script import Script
+from agentcvr.session import forced_turn
+from agentcvr.tasks import TASK_ORDER, get_task
+from agentcvr.text import facts_found
+from simulator.script_sim import ScriptSimulator
+
+KINDS = [k for k in TASK_ORDER if k in CHOICE_TASKS or k == "CCQA"]
+ALL_KINDS = frozenset(TASK_ORDER)
+
+
+class ScanThen(ScanTeacher):
+    """The scan's turns, then one more turn of `more(episode, looks so far)` calls, then the answer."""
+
+    def __init__(self, scripts: Mapping[str, Script], more: Callable[[Episode, list], list[Call]]):
+        super().__init__(scripts)
+        self.more = more
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        made = looks(messages, episode)
+        scanned = sum(len(turn) for turn in self.turns(episode))
+        if len(made) < scanned or forced_turn(messages):
+            return super().act(messages, episode)
+        if len(made) == scanned and (calls := self.more(episode, made)):
+            return write_turn(calls, self.protocol, "more")
+        return write_turn([("answer", {"answer": self.answer(messages, episode)})], self.protocol, "answer")
+
+
+def zoom_calls(reader: Reader, pad: float = 15.0) -> Callable[[Episode, list], list[Call]]:
+    """Per video, +-`pad` s around its scan line most like the question and options (sentence vectors)."""
+
+    def more(episode: Episode, made: list) -> list[Call]:
+        lines = evidence_lines(evidence_text([seen_from(look.action, look.observation) for look in made]))
+        query = reader.encoder.vectors([" ".join([episode.question, *episode.options])])[0]
+        calls: list[Call] = []
+        for video in episode.videos:
+            mine = [line for line in lines if line.video == video.index and not line.heard and line.span]
+            if mine:
+                best = mine[int((reader.encoder.vectors([line.text for line in mine]) @ query).argmax())]
+                start, end = max(0.0, best.span[0] - pad), min(video.duration, best.span[1] + pad)
+                calls.append(("observe", {"video": video.index, "start": start, "end": end}))
+        return calls
+
+    return more
+
+
+def plans(table: Mapping[str, Script], reader: Reader) -> dict[str, Policy]:
+    def evidence(episode: Episode, made: list) -> list[Call]:
+        return [(visit.tool, visit.arguments) for visit in plan(table[episode.id])]
+
+    return {
+        "scan": ScanTeacher(table),
+        "scan+listen": ScanTeacher(table, dialogue_tasks=ALL_KINDS),
+        "scan+zoom": ScanThen(table, zoom_calls(reader)),
+        "expert": ExpertPolicy(table, calls_per_turn=8),
+        "scan+expert": ScanThen(table, evidence),
+    }
+
+
+def measure(policy: Policy, reader: Reader, scripts: list[Script]) -> tuple[dict, dict]:
+    table = {s.id: s for s in scripts}
+    agent = Agent(ReaderAnswers(policy, reader), ScriptSimulator(table), Limits(max_turns=6))
+    success: dict[str, list[float]] = defaultdict(list)
+    seen: dict[str, list[bool]] = defaultdict(list)
+    for script in scripts:
+        episode = script.episode
+        result, messages = agent.converse(episode)
+        success[script.task].append(get_task(script.task).strict(result.answer, episode) if result.answer else 0.0)
+        observed = " ".join(look.observation for look in looks(messages, episode))
+        seen[script.task].append(all(facts_found([item.fact for item in script.evidence], observed)))
+    return success, seen
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scripts", type=Path, required=True, help="scripts JSONL (agentcvr gen-scripts)")
+    parser.add_argument("--per-task", type=int, default=20, help="the first N scripts of each kind")
+    parser.add_argument("--reader", action="append", help="a shipped reader's name or a folder (repeatable)")
+    parser.add_argument("--plan", action="append", help="only these look plans (repeatable)")
+    args = parser.parse_args()
+    if not args.scripts.is_file():
+        parser.error(f"no scripts at {args.scripts}: `agentcvr gen-scripts -n 40 --seed 21 --out {args.scripts}`")
+    counts: Counter[str] = Counter()
+    scripts = []
+    for line in args.scripts.open():
+        script = Script.model_validate_json(line)
+        if script.task in KINDS and counts[script.task] < args.per_task:
+            scripts.append(script)
+            counts[script.task] += 1
+    table = Table(title=f"reader success % (evidence seen %) on {len(scripts)} episodes of {args.scripts}")
+    for name in ["reader", "looks", *KINDS, "mean"]:
+        table.add_column(name, justify="left" if name in ("reader", "looks") else "right")
+    for reader_name in args.reader or ["scan-v1"]:
+        reader = Reader.load(reader_name)
+        for name, policy in plans({s.id: s for s in scripts}, reader).items():
+            if args.plan and name not in args.plan:
+                continue
+            success, seen = measure(policy, reader, scripts)
+            cells = [
+                f"{100 * sum(success[k]) / len(success[k]):.0f} ({100 * sum(seen[k]) / len(seen[k]):.0f})"
+                for k in KINDS
+                if success[k]
+            ]
+            mean = sum(sum(success[k]) / len(success[k]) for k in KINDS if success[k]) / len(cells)
+            table.add_row(str(reader_name), name, *cells, f"{100 * mean:.1f}")
+            Console(width=200).print(f"{reader_name} {name}: {100 * mean:.1f}")
+    Console(width=200).print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
