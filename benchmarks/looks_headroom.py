@@ -33,38 +33,20 @@ from rich.table import Table
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
-from agentcvr.interfaces import Limits, Policy, PolicyOutput
-from agentcvr.policies.expert import ExpertPolicy, plan
+from agentcvr.interfaces import Limits, Policy
+from agentcvr.policies.expert import ExpertPolicy, evidence_calls
 from agentcvr.policies.read_answers import ReaderAnswers
-from agentcvr.policies.scan_teacher import ScanTeacher
-from agentcvr.policies.teaching import Call, looks, write_turn
+from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
+from agentcvr.policies.teaching import Call, looks
 from agentcvr.reader import Reader
 from agentcvr.reading import CHOICE_TASKS, evidence_lines, evidence_text, seen_from
 from agentcvr.script import Script
-from agentcvr.session import forced_turn
 from agentcvr.tasks import TASK_ORDER, get_task
 from agentcvr.text import facts_found
 from simulator.script_sim import ScriptSimulator
 
 KINDS = [k for k in TASK_ORDER if k in CHOICE_TASKS or k == "CCQA"]
 ALL_KINDS = frozenset(TASK_ORDER)
-
-
-class ScanThen(ScanTeacher):
-    """The scan's turns, then one more turn of `more(episode, looks so far)` calls, then the answer."""
-
-    def __init__(self, scripts: Mapping[str, Script], more: Callable[[Episode, list], list[Call]]):
-        super().__init__(scripts)
-        self.more = more
-
-    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        made = looks(messages, episode)
-        scanned = sum(len(turn) for turn in self.turns(episode))
-        if len(made) < scanned or forced_turn(messages):
-            return super().act(messages, episode)
-        if len(made) == scanned and (calls := self.more(episode, made)):
-            return write_turn(calls, self.protocol, "more")
-        return write_turn([("answer", {"answer": self.answer(messages, episode)})], self.protocol, "answer")
 
 
 def zoom_calls(reader: Reader, pad: float = 15.0) -> Callable[[Episode, list], list[Call]]:
@@ -86,15 +68,12 @@ def zoom_calls(reader: Reader, pad: float = 15.0) -> Callable[[Episode, list], l
 
 
 def plans(table: Mapping[str, Script], reader: Reader) -> dict[str, Policy]:
-    def evidence(episode: Episode, made: list) -> list[Call]:
-        return [(visit.tool, visit.arguments) for visit in plan(table[episode.id])]
-
     return {
         "scan": ScanTeacher(table),
         "scan+listen": ScanTeacher(table, dialogue_tasks=ALL_KINDS),
         "scan+zoom": ScanThen(table, zoom_calls(reader)),
         "expert": ExpertPolicy(table, calls_per_turn=8),
-        "scan+expert": ScanThen(table, evidence),
+        "scan+expert": ScanThen(table, evidence_calls(table)),
     }
 
 

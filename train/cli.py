@@ -74,6 +74,13 @@ def train_reader(
         help="Add the words a line shares with the question and each option, weighed by rarity, to the sentence "
         "vectors' relevance and support (scan-v2; --no-lexical: scan-v1's head).",
     ),
+    evidence_looks: float = typer.Option(
+        0.0,
+        min=0.0,
+        max=1.0,
+        help="Share of the training items whose scan is followed by the expert's looks at the evidence windows (the "
+        "looks a master that learned where to look adds); held-out items stay the scan's.",
+    ),
 ) -> None:
     """Train the option reader (a head over frozen all-MiniLM-L6-v2 sentence vectors) on the scan teacher's looks;
     resumes from --out.
@@ -115,6 +122,7 @@ def train_reader(
         encoder=READER_BASE,
         windows=windows,
         lexical=lexical,
+        evidence_looks=evidence_looks,
     )
     try:
         resume_folder(out, spec)  # refused, naming what differs, when the folder was made under other settings
@@ -127,7 +135,8 @@ def train_reader(
         if not path.exists():
             typer.echo(f"generating {name} items: {count} per kind of {', '.join(kinds)} (seed {pool_seed})")
             scripts = [generate_one(t, i, pool_seed) for t in kinds for i in range(count)]
-            items = reading_items(scripts, limits, windows)
+            share = evidence_looks if name == "train" else 0.0  # held out: the scan's looks, as the default reads
+            items = reading_items(scripts, limits, windows, share, seed)
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)

@@ -3,11 +3,15 @@
 The items are what the reader sees at inference: the scan teacher's looks (every video observed whole with the
 question and options as the focus, movie videos listened to: the looks the master makes first) in the rule simulator,
 written by `agentcvr.reading.evidence_text`. The teacher's own answer is not used; the labels come from the script.
+With `evidence_looks` a share of the training items (drawn by a seeded coin per script) adds, after the scan, the
+expert's looks at the evidence windows: the looks a master that learned where to look would add, so that the reader
+learns to read them rather than be drowned by the scan around them.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -19,7 +23,9 @@ from torch import nn
 from agentcvr.agent import Agent
 from agentcvr.components import make_perception, make_policy
 from agentcvr.interfaces import Limits
+from agentcvr.policies.expert import evidence_calls
 from agentcvr.policies.option_vote import option_texts
+from agentcvr.policies.scan_teacher import ScanThen
 from agentcvr.policies.teaching import looks
 from agentcvr.reader import Reader, ReadingItem
 from agentcvr.reading import evidence_text, option_letters, seen_from
@@ -27,14 +33,24 @@ from agentcvr.script import Script
 from agentcvr.spec import Spec, SpecMismatch, check_resume
 
 
-def reading_items(scripts: Sequence[Script], limits: Limits, windows: int = 1) -> list[ReadingItem]:
+def reading_items(
+    scripts: Sequence[Script], limits: Limits, windows: int = 1, evidence_looks: float = 0.0, seed: int = 0
+) -> list[ReadingItem]:
     """The scan teacher's looks at each script in the rule simulator (each video's first look cut into `windows`), as
-    reading items (its answer is not used)."""
+    reading items (its answer is not used); on a share `evidence_looks` of them (a coin seeded by `seed`) the scan is
+    followed by the evidence windows."""
+    if not 0.0 <= evidence_looks <= 1.0:
+        raise ValueError(f"evidence_looks is a share of the items, between 0 and 1: got {evidence_looks}")
     table = {s.id: s for s in scripts}
-    agent = Agent(make_policy("scan", table, windows=windows), make_perception("sim", table), limits)
+    simulator = make_perception("sim", table)
+    scan = Agent(make_policy("scan", table, windows=windows), simulator, limits)
+    then = Limits(max_turns=limits.max_turns + 1)  # one more looking turn
+    evidence = Agent(ScanThen(table, evidence_calls(table), windows=windows), simulator, then)
+    coin = random.Random(f"evidence-looks-{seed}")
     items = []
     for script in scripts:
         episode = script.episode
+        agent = evidence if coin.random() < evidence_looks else scan
         _, messages = agent.converse(episode)
         seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
         gold = set(script.answer if isinstance(script.answer, list) else [script.answer])
@@ -85,6 +101,7 @@ class ReaderSpec(Spec):
     encoder: str
     windows: int = 1  # the looks read: each video's first look cut into this many windows (the scan teacher's)
     lexical: bool = False  # the head adds shared words to the sentence vectors (`agentcvr.reader.word_overlap`)
+    evidence_looks: float = 0.0  # share of training items whose scan is followed by the evidence windows
 
 
 def resume_folder(out: Path, spec: ReaderSpec) -> None:

@@ -12,7 +12,7 @@ script's 'The roof: wrong way round'.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,18 @@ def plan(script: Script) -> list[Visit]:
         previous = visits.get(key)
         visits[key] = Visit(item.tool, arguments, (previous.facts if previous else ()) + (item.fact,))
     return list(visits.values())
+
+
+def evidence_calls(scripts: Mapping[str, Script]) -> Callable[[Episode, list], list[tuple[str, dict]]]:
+    """The expert's calls for an episode, as a further look after a scan (`ScanThen`): where the evidence is."""
+
+    def calls(episode: Episode, made: list) -> list[tuple[str, dict]]:
+        script = scripts.get(episode.id)
+        if script is None:
+            raise KeyError(f"no script for episode {episode.id!r}")
+        return [(visit.tool, visit.arguments) for visit in plan(script)]
+
+    return calls
 
 
 class ExpertPolicy:

@@ -17,13 +17,13 @@ a single whole-video look ranks out. The windows depend on the videos' durations
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.expert import answer_if_seen
-from agentcvr.policies.teaching import Call, Protocol, looks, next_calls, write_turn
+from agentcvr.policies.teaching import Call, Look, Protocol, looks, next_calls, write_turn
 from agentcvr.reading import reference_segment
 from agentcvr.session import forced_turn
 from agentcvr.text import facts_found
@@ -87,3 +87,25 @@ class ScanTeacher:
         observed = " ".join(look.observation for look in looks(messages, episode))
         seen = all(facts_found([item.fact for item in script.evidence], observed))
         return answer_if_seen(script, episode, seen, self.seed)
+
+
+class ScanThen(ScanTeacher):
+    """The scan's turns, then one more turn of `more(episode, looks so far)` calls (none: it answers at once), then the
+    scan teacher's answer: a scan followed by a chosen look, as a benchmark compares plans and a reader's items vary
+    what it reads."""
+
+    def __init__(
+        self, scripts: Mapping[str, Script], more: Callable[[Episode, list[Look]], list[Call]], **options: object
+    ):
+        super().__init__(scripts, **options)  # type: ignore[arg-type]
+        self.more = more
+
+    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
+        made = looks(messages, episode)
+        scanned = sum(len(turn) for turn in self.turns(episode))
+        if len(made) < scanned or forced_turn(messages):
+            return super().act(messages, episode)
+        if len(made) == scanned and (calls := self.more(episode, made)):
+            return write_turn(calls, self.protocol, f"{CALL_PREFIX}more", thought="Look where the evidence is.")
+        answer = [("answer", {"answer": self.answer(messages, episode)})]
+        return write_turn(answer, self.protocol, f"{CALL_PREFIX}answer")

@@ -45,6 +45,23 @@ def test_items_carry_labels_from_the_script_and_never_the_answer_text():
         assert "answer" not in item.evidence.lower()
 
 
+def test_evidence_looks_follow_the_scan_with_the_evidence_windows_on_the_share_asked():
+    scripts = [generate_one("MSR", i, 3) for i in range(6)]
+    plain = reading_items(scripts, Limits(max_turns=4))
+    every = reading_items(scripts, Limits(max_turns=4), evidence_looks=1.0)
+    for script, scan, both in zip(scripts, plain, every, strict=True):
+        assert both.evidence.startswith(scan.evidence)  # the same scan first
+        for item in script.evidence:  # then each evidence window, under its own header
+            assert f"Video {item.video}, seen {item.start:g}-{item.end:g} s:" in both.evidence
+            assert f"seen {item.start:g}-{item.end:g} s:" not in scan.evidence
+        assert both.labels == scan.labels
+    half = reading_items(scripts, Limits(max_turns=4), evidence_looks=0.5, seed=1)
+    assert 0 < sum(h.evidence != p.evidence for h, p in zip(half, plain, strict=True)) < len(scripts)
+    assert half == reading_items(scripts, Limits(max_turns=4), evidence_looks=0.5, seed=1)  # the coin is seeded
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        reading_items(scripts, Limits(max_turns=4), evidence_looks=1.5)
+
+
 def test_items_become_one_vector_per_sentence_with_its_video(encoder):
     item = reading_items([generate_one("MSR", 0, 3)], Limits(max_turns=4))[0]
     vectors = prepare(item, encoder)
