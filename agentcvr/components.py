@@ -86,8 +86,8 @@ class Recorded:
 
 DEFAULT_READER = "scan-v2"  # the lexical reader (docs/reader.md); scan-v1 still ships, one option away
 READER_HELP = (
-    f"The option reader that answers the choice tasks: a shipped one by name ({DEFAULT_READER}, scan-v1), a folder "
-    "from `agentcvr train-reader`, or none (the master answers)."
+    f"The option reader that answers the choice tasks: a shipped one by name ({DEFAULT_READER}, scan-v1, "
+    "scan-evidence-v1), a folder from `agentcvr train-reader`, or none (the master answers)."
 )
 READER_LOOKS_HELP = (
     "Who looks on a choice task when a reader answers: the master, or the scan (every video observed whole, movie "

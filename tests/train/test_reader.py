@@ -219,7 +219,7 @@ def test_rollouts_with_a_reader_take_its_answers_on_choice_tasks(warm_start, bas
         assert result.answer in {"A", "B", "C", "D", "E", "F"}
 
 
-@pytest.mark.parametrize("name", ["scan-v2", "scan-v1"])
+@pytest.mark.parametrize("name", ["scan-v2", "scan-v1", "scan-evidence-v1"])
 def test_the_shipped_readers_load_by_name_and_read_fresh_episodes_well_above_chance(encoder, name):
     """The shipped readers (docs/reader.md) on scripts of a seed they were neither trained nor selected on."""
     from train.reader_fit import accuracy, baselines
