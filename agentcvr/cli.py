@@ -110,8 +110,8 @@ def run(
     reader: Annotated[
         str | None,
         typer.Option(
-            help="The option reader that answers the choice tasks: scan-v2 or scan-v1 (shipped), a folder from "
-            "train-reader, or none."
+            help="The option reader that answers the choice tasks: scan-v2 (the default), scan-v1 or "
+            "scan-evidence-v1 (shipped), a folder from train-reader, or none."
         ),
     ] = None,
 ) -> None:

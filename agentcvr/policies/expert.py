@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
-from agentcvr.policies.teaching import Protocol, looks, next_calls, write_turn
+from agentcvr.policies.teaching import Call, Look, Protocol, looks, next_calls, write_turn
 from agentcvr.session import forced_turn
 from agentcvr.tasks import get_task
 from agentcvr.text import facts_found
@@ -51,10 +51,10 @@ def plan(script: Script) -> list[Visit]:
     return list(visits.values())
 
 
-def evidence_calls(scripts: Mapping[str, Script]) -> Callable[[Episode, list], list[tuple[str, dict]]]:
+def evidence_calls(scripts: Mapping[str, Script]) -> Callable[[Episode, list[Look]], list[Call]]:
     """The expert's calls for an episode, as a further look after a scan (`ScanThen`): where the evidence is."""
 
-    def calls(episode: Episode, made: list) -> list[tuple[str, dict]]:
+    def calls(episode: Episode, made: list[Look]) -> list[Call]:
         script = scripts.get(episode.id)
         if script is None:
             raise KeyError(f"no script for episode {episode.id!r}")

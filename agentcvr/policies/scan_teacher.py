@@ -95,9 +95,13 @@ class ScanThen(ScanTeacher):
     what it reads."""
 
     def __init__(
-        self, scripts: Mapping[str, Script], more: Callable[[Episode, list[Look]], list[Call]], **options: object
+        self,
+        scripts: Mapping[str, Script],
+        more: Callable[[Episode, list[Look]], list[Call]],
+        protocol: Protocol = "tools",
+        windows: int = 1,
     ):
-        super().__init__(scripts, **options)  # type: ignore[arg-type]
+        super().__init__(scripts, protocol=protocol, windows=windows)
         self.more = more
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
