@@ -37,13 +37,13 @@ from agentcvr.interfaces import Limits, Policy
 from agentcvr.policies.expert import ExpertPolicy, evidence_calls
 from agentcvr.policies.read_answers import ReaderAnswers
 from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
-from agentcvr.policies.teaching import Call, looks
+from agentcvr.policies.teaching import Call
 from agentcvr.reader import Reader
 from agentcvr.reading import CHOICE_TASKS, evidence_lines, evidence_text, seen_from
 from agentcvr.script import Script
 from agentcvr.tasks import TASK_ORDER, get_task
-from agentcvr.text import facts_found
 from simulator.script_sim import ScriptSimulator
+from train.evaluate import evidence_seen
 
 KINDS = [k for k in TASK_ORDER if k in CHOICE_TASKS or k == "CCQA"]
 ALL_KINDS = frozenset(TASK_ORDER)
@@ -84,10 +84,9 @@ def measure(policy: Policy, reader: Reader, scripts: list[Script]) -> tuple[dict
     seen: dict[str, list[bool]] = defaultdict(list)
     for script in scripts:
         episode = script.episode
-        result, messages = agent.converse(episode)
+        result = agent.run(episode)
         success[script.task].append(get_task(script.task).strict(result.answer, episode) if result.answer else 0.0)
-        observed = " ".join(look.observation for look in looks(messages, episode))
-        seen[script.task].append(all(facts_found([item.fact for item in script.evidence], observed)))
+        seen[script.task].append(evidence_seen(result, script))
     return success, seen
 
 

@@ -44,7 +44,7 @@ def reading_items(
     table = {s.id: s for s in scripts}
     simulator = make_perception("sim", table)
     scan = Agent(make_policy("scan", table, windows=windows), simulator, limits)
-    then = Limits(max_turns=limits.max_turns + 1)  # one more looking turn
+    then = limits.model_copy(update={"max_turns": limits.max_turns + 1})  # one more looking turn
     evidence = Agent(ScanThen(table, evidence_calls(table), windows=windows), simulator, then)
     coin = random.Random(f"evidence-looks-{seed}")
     items = []
