@@ -90,8 +90,9 @@ READER_HELP = (
     "scan-evidence-v1), a folder from `agentcvr train-reader`, or none (the master answers)."
 )
 READER_LOOKS_HELP = (
-    "Who looks on a choice task when a reader answers: the master, or the scan (every video observed whole, movie "
-    "videos listened to) after which the reader answers without asking the master."
+    "Who looks on a choice task when a reader answers: the master; the scan (every video observed whole, movie "
+    "videos listened to) after which the reader answers without asking the master; or search (the scan, then a "
+    "second look chosen from what it showed: PEA's steps zoomed on, NC's and CCQA's videos in windows)."
 )
 
 
@@ -100,7 +101,7 @@ class PolicyOptions(Options):
     policy kind that changes their defaults keeps the marks)."""
 
     reader: Annotated[str | None, Recorded()] = Field(default=None, description=READER_HELP)
-    reader_looks: Annotated[Literal["master", "scan"], Recorded(while_on="reader")] = Field(
+    reader_looks: Annotated[Literal["master", "scan", "search"], Recorded(while_on="reader")] = Field(
         default="master", description=READER_LOOKS_HELP
     )
 
@@ -124,7 +125,7 @@ class GGUFOptions(PolicyOptions):
     the scan, and the model looks and answers PSS (docs/reader.md); `reader=none` is the zero-shot model alone."""
 
     reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
-    reader_looks: Literal["master", "scan"] = Field(default="scan", description=READER_LOOKS_HELP)
+    reader_looks: Literal["master", "scan", "search"] = Field(default="scan", description=READER_LOOKS_HELP)
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
         default=None,
@@ -139,7 +140,7 @@ class GGUFFreeOptions(GGUFOptions):
     """The published zero-shot setting: the model chooses every call and answers everything itself."""
 
     reader: str | None = Field(default=None, description=READER_HELP)
-    reader_looks: Literal["master", "scan"] = Field(default="master", description=READER_LOOKS_HELP)
+    reader_looks: Literal["master", "scan", "search"] = Field(default="master", description=READER_LOOKS_HELP)
 
 
 class TrainedOptions(PolicyOptions):
@@ -368,7 +369,7 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(options_.reader), scan=options_.reader_looks == "scan")
+    return ReaderAnswers(policy, Reader.load(options_.reader), who_looks=options_.reader_looks)
 
 
 def make_perception(

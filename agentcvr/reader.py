@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from agentcvr.reading import (
     videos_named,
 )
 from agentcvr.sentences import SentenceEncoder
+from agentcvr.text import words
 
 HEAD_FILE = "head.pt"
 CONFIG_FILE = "reader.json"
@@ -62,16 +62,6 @@ FEATURES = 11
 READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
 MATCHED = {"FSA": matching_segment, "CCQA": contrasts}  # kinds answered by `agentcvr/matching.py`, untrained
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
-_WORD = re.compile(r"[a-z0-9_]+")
-_STOP = frozenset(
-    "a an the of in on at to and or is are was were be what which who how does do did with for from by it its this "
-    "that these those as into out when where".split()
-)
-
-
-def words(text: str) -> frozenset[str]:
-    """A text's words as `word_overlap` compares them: lower case, ids such as `obj_5` kept whole, no stop words."""
-    return frozenset(_WORD.findall(text.lower())) - _STOP
 
 
 def word_overlap(lines: Sequence[str], texts: Sequence[str]) -> torch.Tensor:

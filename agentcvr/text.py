@@ -5,6 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+_WORD = re.compile(r"[a-z0-9_]+")
+_STOP = frozenset(
+    "a an the of in on at to and or is are was were be what which who how does do did with for from by it its this "
+    "that these those as into out when where".split()
+)
 _STAMPED = re.compile(r"^\s*\[[^\]]*\]:?\s*(.*)$")  # an observation line under its time stamp
 
 
@@ -34,3 +39,9 @@ def facts_found(facts: Iterable[str], text: str) -> list[bool]:
     """
     plain = plain_text(text)
     return [plain_text(fact) in plain for fact in facts]
+
+
+def words(text: str) -> frozenset[str]:
+    """A text's words as the reader and the search compare them: lower case, ids such as `obj_5` kept whole, no stop
+    words."""
+    return frozenset(_WORD.findall(text.lower())) - _STOP

@@ -10,6 +10,8 @@ Look plans (the answer is always the reader's, or the matcher's for CCQA):
 - `scan+listen`: the scan, and every video heard on every kind;
 - `scan+zoom`: the scan, then per video the +-15 s around the scan line most like the question and its options
   (a rule that uses only what a master sees);
+- `search`: the scan, then the search's turn (`agentcvr/policies/search.py`: PEA's option steps zoomed on where the
+  scan saw them, NC's and CCQA's videos in windows; what `reader_looks=search` does);
 - `expert`: only the evidence windows, with the script's focus (`ExpertPolicy`);
 - `scan+expert`: the scan, then the evidence windows: what a master that scans first and then finds the evidence
   would see.
@@ -37,6 +39,7 @@ from agentcvr.interfaces import Limits, Policy
 from agentcvr.policies.expert import ExpertPolicy, evidence_calls
 from agentcvr.policies.read_answers import ReaderAnswers
 from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
+from agentcvr.policies.search import search_calls
 from agentcvr.policies.teaching import Call
 from agentcvr.reader import Reader
 from agentcvr.reading import CHOICE_TASKS, evidence_lines, evidence_text, seen_from
@@ -72,6 +75,7 @@ def plans(table: Mapping[str, Script], reader: Reader) -> dict[str, Policy]:
         "scan": ScanTeacher(table),
         "scan+listen": ScanTeacher(table, dialogue_tasks=ALL_KINDS),
         "scan+zoom": ScanThen(table, zoom_calls(reader)),
+        "search": ScanThen(table, search_calls),
         "expert": ExpertPolicy(table, calls_per_turn=8),
         "scan+expert": ScanThen(table, evidence_calls(table)),
     }

@@ -72,9 +72,10 @@ def main() -> int:
     )
     parser.add_argument(
         "--reader-looks",
-        choices=["master", "scan"],
+        choices=["master", "scan", "search"],
         default="master",
-        help="with +reader: who looks on choice tasks (scan: the scan's looks, then the reader at once)",
+        help="with +reader: who looks on choice tasks (scan: the scan's looks, then the reader at once; search: the "
+        "scan, then the search's second look, then the reader)",
     )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
@@ -96,8 +97,8 @@ def main() -> int:
     columns: dict[str, list[Record]] = {}
     for spec in args.policy or DEFAULT_POLICIES:
         name = spec
-        if spec.endswith("+reader") and args.reader_looks == "scan":
-            name += "_scan"
+        if spec.endswith("+reader") and args.reader_looks != "master":
+            name += f"_{args.reader_looks}"
         if spec.startswith("gguf") and args.answer_orders is not None:
             name += f"_orders{args.answer_orders}"
         if spec.startswith("gguf") and args.answer_scoring is not None:

@@ -6,23 +6,26 @@ The master decides every observe and listen; when it answers a multiple-choice o
 (`agentcvr/matching.py`) where the looks hold something to match. PSS's order stays the master's. The turn keeps the
 master's token counts, and its text says what the master had written, so a trace shows both.
 
-With `scan=True` the master is not asked on choice tasks at all: the wrapper makes the scan teacher's looks (every
-video observed whole with the question and its options as the focus, the movie tasks' videos listened to: calls that
-depend only on the episode) and the reader answers at once. These are the looks the reader was trained on, and an
-episode takes the reader's second instead of the master's minute.
+With `who_looks="scan"` the master is not asked on choice tasks at all: the wrapper makes the scan teacher's looks
+(every video observed whole with the question and its options as the focus, the movie tasks' videos listened to:
+calls that depend only on the episode) and the reader answers at once. These are the looks the reader was trained on,
+and an episode takes the reader's second instead of the master's minute. `who_looks="search"` adds the search's turn
+after the scan (`agentcvr/policies/search.py`: PEA's steps zoomed on, NC's and CCQA's videos looked at in windows),
+chosen from what the scan showed.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.scan_teacher import SCAN_THOUGHT, ScanTeacher
+from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
 from agentcvr.policies.teaching import looks, next_calls, write_turn
 from agentcvr.reading import Seen, reads, seen_from
 from agentcvr.session import forced_turn
@@ -52,15 +55,21 @@ class Answerer(Protocol):
     def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None: ...
 
 
+WhoLooks = Literal["master", "scan", "search"]
+
+
 class ReaderAnswers:
     """`Policy`: `ReaderAnswers(master, reader)`; the master's turns, with the reader's answer on choice tasks
-    (`scan=True`: on choice tasks the scan's looks, then the reader's answer, without the master)."""
+    (`who_looks="scan"`: on choice tasks the scan's looks, then the reader's answer, without the master; `"search"`:
+    the scan, then the search's turn (`agentcvr/policies/search.py`), then the reader)."""
 
-    def __init__(self, master: Policy, reader: Answerer, scan: bool = False):
+    def __init__(self, master: Policy, reader: Answerer, who_looks: WhoLooks = "master"):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
         # only the scan's looking turns are used, cut as the reader's training looks were
-        self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows) if scan else None
+        scans = who_looks in ("scan", "search")
+        self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows) if scans else None
+        self.search = who_looks == "search"
         self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
@@ -84,9 +93,18 @@ class ReaderAnswers:
 
     def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)
-        upcoming = next_calls(self.scanner.turns(episode), len(made))
+        turns = self.scanner.turns(episode)
+        upcoming = next_calls(turns, len(made))
         if upcoming and not forced_turn(messages):
             return write_turn(upcoming, self.protocol, f"reader_scan_{len(made)}", thought=SCAN_THOUGHT)
+        scanned = sum(len(turn) for turn in turns)
+        if (
+            self.search
+            and len(made) == scanned
+            and not forced_turn(messages)
+            and (calls := search_calls(episode, made))
+        ):
+            return write_turn(calls, self.protocol, f"reader_search_{len(made)}", thought=SEARCH_THOUGHT)
         seen = [seen_from(look.action, look.observation) for look in made]
         with self._reading:
             chosen = self.reader.answer(episode, seen)

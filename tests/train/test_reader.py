@@ -254,7 +254,7 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     pi, fsa = generate_one("PI", 0, 3), generate_one("FSA", 0, 3)
     table = {pi.id: pi, fsa.id: fsa}
     never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
-    agent = Agent(ReaderAnswers(never, base, scan=True), ScriptSimulator(table), Limits(max_turns=4))
+    agent = Agent(ReaderAnswers(never, base, who_looks="scan"), ScriptSimulator(table), Limits(max_turns=4))
     result = agent.run(pi.episode)
     item = reading_items([pi], Limits(max_turns=4))[0]  # the scan teacher's looks at the same episode
     assert [s.tool for s in result.steps[:-1]] == ["observe", "observe", "listen", "listen"]
@@ -267,7 +267,7 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     assert TASKS["FSA"].official(result.answer, fsa.episode) == 1.0
     pss = generate_one("PSS", 0, 3)
     master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
-    agent = Agent(ReaderAnswers(master, base, scan=True), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
+    agent = Agent(ReaderAnswers(master, base, who_looks="scan"), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
     assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
 
 
@@ -278,7 +278,7 @@ def test_a_reader_of_windowed_looks_says_so_and_the_scan_before_it_cuts_its_look
     assert Reader.load("scan-v1", encoder=base.encoder).windows == 1  # saved before windows existed: whole looks
     msr = generate_one("MSR", 0, 3)
     never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
-    agent = Agent(ReaderAnswers(never, reader, scan=True), ScriptSimulator({msr.id: msr}), Limits(max_turns=4))
+    agent = Agent(ReaderAnswers(never, reader, who_looks="scan"), ScriptSimulator({msr.id: msr}), Limits(max_turns=4))
     result = agent.run(msr.episode)
     assert [s.arguments["video"] for s in result.steps[:-1]] == [1, 1, 1, 2, 2, 2]
     item = reading_items([msr], Limits(max_turns=4), windows=3)[0]  # the items such a reader was trained on

@@ -1,0 +1,93 @@
+"""The search: one more turn of looks after the scan, chosen only from the question, its options and what the scan
+showed (never the script), where a second look measurably reads better than the scan alone.
+
+- PEA ("Video 3: attach the sound module and the chassis"): per option, the scan line of the named video that shares
+  the most words with the option's step, observed again over its own stamp with the step as the focus. The reader
+  then sees the step alone rather than among the video's other seven lines.
+- NC and CCQA: each video observed again in contiguous windows (3 and 5), the question as the focus. A whole-video
+  look returns at most the simulator's eight lines: NC's plot point and CCQA's steps are often ranked out of it.
+
+Measured in `benchmarks/looks_headroom.py` (plan `search`) and docs/reader.md; every other kind lost or gained
+nothing from such looks, so it gets none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from agentcvr.episode import Episode
+from agentcvr.policies.teaching import Call, Look
+from agentcvr.reading import Line, evidence_lines, evidence_text, seen_from
+from agentcvr.text import words
+
+ZOOM_TASKS = frozenset({"PEA"})
+WINDOWS = {"NC": 3, "CCQA": 5}
+ROOT = 6
+SEARCH_THOUGHT = "Look again where the question and the scan point."
+_LETTER = re.compile(r"^\s*[A-Z][.)]\s*")
+_VIDEO = re.compile(r"\bvideo\s*(\d+)\b", re.IGNORECASE)
+
+
+def option_step(option: str) -> tuple[list[int], str]:
+    """The videos an option names and its text without them: `B. Video 2: Detach the roof` -> ([2], 'Detach the
+    roof')."""
+    body = _LETTER.sub("", option)
+    videos = [int(found) for found in _VIDEO.findall(body)]
+    return videos, _VIDEO.sub("", body).strip(" :,.;")
+
+
+def roots(text: str) -> frozenset[str]:
+    """Words cut to their first `ROOT` letters: 'attaches' meets 'attach' (an option names a step in the imperative, a
+    line narrates it)."""
+    return frozenset(word[:ROOT] for word in words(text))
+
+
+def best_line(lines: Sequence[Line], text: str) -> Line | None:
+    """The line sharing the most word roots with `text` (the earliest on a tie); None if no line shares one."""
+    wanted = roots(text)
+    best, most = None, 0
+    for line in lines:
+        shared = len(wanted & roots(line.text))
+        if shared > most:
+            best, most = line, shared
+    return best
+
+
+def zoom_calls(episode: Episode, lines: Sequence[Line]) -> list[Call]:
+    """Per option naming a step: its video's best line for the step, observed over its stamp with the step as focus."""
+    calls: list[Call] = []
+    for option in episode.options:
+        videos, step = option_step(option)
+        for video in videos or [v.index for v in episode.videos]:
+            line = best_line([line for line in lines if line.video == video and line.span], step) if step else None
+            if line is not None:
+                start, end = line.span
+                calls.append(("observe", {"video": video, "start": start, "end": end, "focus": step}))
+    return calls
+
+
+def window_calls(episode: Episode, windows: int) -> list[Call]:
+    """Every video in `windows` contiguous windows (edges from the durations only), the question as focus."""
+    calls: list[Call] = []
+    for video in episode.videos:
+        edges = [round(video.duration * i / windows, 1) for i in range(windows + 1)]
+        for start, end in zip(edges, edges[1:], strict=False):
+            calls.append(("observe", {"video": video.index, "start": start, "end": end, "focus": episode.question}))
+    return calls
+
+
+def search_calls(episode: Episode, made: Sequence[Look]) -> list[Call]:
+    """The search turn's calls after the looks `made` so far (none: answer now). Repeated calls are made once."""
+    if episode.task in ZOOM_TASKS:
+        seen = [seen_from(look.action, look.observation) for look in made]
+        lines = [line for line in evidence_lines(evidence_text(seen)) if not line.heard]
+        calls = zoom_calls(episode, lines)
+    elif episode.task in WINDOWS:
+        calls = window_calls(episode, WINDOWS[episode.task])
+    else:
+        return []
+    unique: dict[tuple, Call] = {}
+    for tool, arguments in calls:
+        unique.setdefault((tool, *sorted(arguments.items())), (tool, arguments))
+    return list(unique.values())

@@ -1,0 +1,99 @@
+"""The search turn: a second look chosen from the question, the options and the scan's lines only."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcvr.actions import Observe
+from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
+from agentcvr.policies.read_answers import ReaderAnswers
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.scripted import ScriptedPolicy
+from agentcvr.policies.search import WINDOWS, option_step, roots, search_calls
+from agentcvr.policies.teaching import Look
+from agentcvr.reading import evidence_lines, evidence_text, seen_from
+from scripts_gen.generate import generate_one
+from simulator.script_sim import ScriptSimulator
+
+
+def scan_looks(script, simulator: ScriptSimulator) -> list[Look]:
+    """The scan teacher's first turn at `script`, with what the simulator returns."""
+    episode = script.episode
+    calls = ScanTeacher({script.id: script}).turns(episode)[0]
+    whole = {v.index: v.duration for v in episode.videos}
+    observes = [Observe(video=a["video"], start=0, end=whole[a["video"]], focus=episode.question) for _, a in calls]
+    return [Look(action, simulator.observe(episode, action)) for action in observes]
+
+
+def test_an_option_names_its_videos_and_its_step():
+    assert option_step("B. Video 2: Detach the roof and the cabin") == ([2], "Detach the roof and the cabin")
+    assert option_step("A. Video1") == ([1], "")
+    assert option_step("C) Videos differ: none") == ([], "Videos differ: none")
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_pea_zooms_on_each_options_step_where_the_scan_saw_it(index):
+    pea = generate_one("PEA", index, 5)
+    simulator = ScriptSimulator({pea.id: pea})
+    made = scan_looks(pea, simulator)
+    calls = search_calls(pea.episode, made)
+    assert calls and all(tool == "observe" for tool, _ in calls)
+    seen = [seen_from(look.action, look.observation) for look in made]
+    lines = [line for line in evidence_lines(evidence_text(seen)) if line.span]
+    every = [video.index for video in pea.episode.videos]
+    named = {(v, step) for videos, step in map(option_step, pea.episode.options) for v in videos or every}
+    for _, arguments in calls:  # each over the stamp of the seen line most like its option's step, the step as focus
+        step, video = arguments["focus"], arguments["video"]
+        assert (video, step) in named
+        mine = [line for line in lines if line.video == video]
+        most = max(len(roots(step) & roots(line.text)) for line in mine)
+        zoomed = [line for line in mine if line.span == (arguments["start"], arguments["end"])]
+        assert zoomed and len(roots(step) & roots(zoomed[0].text)) == most > 0
+
+
+@pytest.mark.parametrize("task", sorted(WINDOWS))
+def test_nc_and_ccqa_look_again_in_windows_that_cover_every_video(task):
+    script = generate_one(task, 0, 5)
+    calls = search_calls(script.episode, [])
+    for video in script.episode.videos:
+        mine = [arguments for _, arguments in calls if arguments["video"] == video.index]
+        assert len(mine) == WINDOWS[task]
+        assert mine[0]["start"] == 0 and mine[-1]["end"] == round(video.duration, 1)
+        assert all(a["end"] == b["start"] for a, b in zip(mine, mine[1:], strict=False))
+        assert {a["focus"] for a in mine} == {script.episode.question}
+
+
+@pytest.mark.parametrize("task", ["BU", "CC", "PI", "MSR", "MOC", "FSA", "PSS"])
+def test_other_kinds_get_no_search(task):
+    script = generate_one(task, 0, 5)
+    assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []
+
+
+class Pick:
+    """A reader stub that records what it was shown and picks A (the wrapper's boundary, not a reader)."""
+
+    windows = 1
+
+    def __init__(self):
+        self.shown: list = []
+
+    def answer(self, episode, seen):
+        self.shown = list(seen)
+        return "A"
+
+
+def test_reader_answers_with_search_scans_then_searches_then_reads_without_the_master():
+    pea = generate_one("PEA", 0, 5)
+    reader = Pick()
+    never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
+    agent = Agent(ReaderAnswers(never, reader, who_looks="search"), ScriptSimulator({pea.id: pea}), Limits(max_turns=4))
+    result = agent.run(pea.episode)
+    scanned = len(pea.episode.videos)
+    steps = result.steps[:-1]
+    assert [(step.turn, step.arguments["start"]) for step in steps[:scanned]] == [(0, 0)] * scanned  # whole videos
+    scan = [Look(Observe(**step.arguments), step.observation) for step in steps[:scanned]]
+    searched = [arguments for _, arguments in search_calls(pea.episode, scan)]
+    assert searched and [{k: step.arguments[k] for k in searched[0]} for step in steps[scanned:]] == searched
+    assert {step.turn for step in steps[scanned:]} == {1}
+    assert result.answer == "A" and len(reader.shown) == scanned + len(searched)
