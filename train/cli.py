@@ -81,6 +81,11 @@ def train_reader(
         help="Share of the training items whose scan is followed by the expert's looks at the evidence windows (the "
         "looks a master that learned where to look adds); held-out items stay the scan's.",
     ),
+    search_looks: bool = typer.Option(
+        False,
+        help="Follow every item's scan (held-out items too) with the search's turn: the looks `reader_looks=search` "
+        "makes (PEA's steps zoomed on, NC's videos in windows).",
+    ),
 ) -> None:
     """Train the option reader (a head over frozen all-MiniLM-L6-v2 sentence vectors) on the scan teacher's looks;
     resumes from --out.
@@ -123,6 +128,7 @@ def train_reader(
         windows=windows,
         lexical=lexical,
         evidence_looks=evidence_looks,
+        search_looks=search_looks,
     )
     try:
         resume_folder(out, spec)  # refused, naming what differs, when the folder was made under other settings
@@ -136,7 +142,7 @@ def train_reader(
             typer.echo(f"generating {name} items: {count} per kind of {', '.join(kinds)} (seed {pool_seed})")
             scripts = [generate_one(t, i, pool_seed) for t in kinds for i in range(count)]
             share = evidence_looks if name == "train" else 0.0  # held out: the scan's looks, as the default reads
-            items = reading_items(scripts, limits, windows, share, seed)
+            items = reading_items(scripts, limits, windows, share, seed, search=search_looks)
             write_items(items, path.with_suffix(".tmp"))
             path.with_suffix(".tmp").replace(path)
         pools[name] = read_items(path)

@@ -5,7 +5,9 @@ question and options as the focus, movie videos listened to: the looks the maste
 written by `agentcvr.reading.evidence_text`. The teacher's own answer is not used; the labels come from the script.
 With `evidence_looks` a share of the training items (drawn by a seeded coin per script) adds, after the scan, the
 expert's looks at the evidence windows: the looks a master that learned where to look would add, so that the reader
-learns to read them rather than be drowned by the scan around them.
+learns to read them rather than be drowned by the scan around them. With `search` every item (held-out too) is the
+scan followed by the search's turn (`agentcvr/policies/search.py`), the looks a reader behind `reader_looks=search`
+reads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agentcvr.interfaces import Limits
 from agentcvr.policies.expert import evidence_calls
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.policies.scan_teacher import ScanThen
+from agentcvr.policies.search import search_calls
 from agentcvr.policies.teaching import looks
 from agentcvr.reader import Reader, ReadingItem
 from agentcvr.reading import evidence_text, option_letters, seen_from
@@ -34,17 +37,26 @@ from agentcvr.spec import Spec, SpecMismatch, check_resume
 
 
 def reading_items(
-    scripts: Sequence[Script], limits: Limits, windows: int = 1, evidence_looks: float = 0.0, seed: int = 0
+    scripts: Sequence[Script],
+    limits: Limits,
+    windows: int = 1,
+    evidence_looks: float = 0.0,
+    seed: int = 0,
+    search: bool = False,
 ) -> list[ReadingItem]:
     """The scan teacher's looks at each script in the rule simulator (each video's first look cut into `windows`), as
-    reading items (its answer is not used); on a share `evidence_looks` of them (a coin seeded by `seed`) the scan is
-    followed by the evidence windows."""
+    reading items (its answer is not used); with `search` each scan is followed by the search's turn (the looks of
+    `reader_looks=search`); on a share `evidence_looks` of them (a coin seeded by `seed`) the scan is followed by the
+    evidence windows instead."""
     if not 0.0 <= evidence_looks <= 1.0:
         raise ValueError(f"evidence_looks is a share of the items, between 0 and 1: got {evidence_looks}")
     table = {s.id: s for s in scripts}
     simulator = make_perception("sim", table)
-    scan = Agent(make_policy("scan", table, windows=windows), simulator, limits)
     then = limits.model_copy(update={"max_turns": limits.max_turns + 1})  # one more looking turn
+    if search:
+        scan = Agent(ScanThen(table, search_calls, windows=windows), simulator, then)
+    else:
+        scan = Agent(make_policy("scan", table, windows=windows), simulator, limits)
     evidence = Agent(ScanThen(table, evidence_calls(table), windows=windows), simulator, then)
     coin = random.Random(f"evidence-looks-{seed}")
     items = []
@@ -102,6 +114,7 @@ class ReaderSpec(Spec):
     windows: int = 1  # the looks read: each video's first look cut into this many windows (the scan teacher's)
     lexical: bool = False  # the head adds shared words to the sentence vectors (`agentcvr.reader.word_overlap`)
     evidence_looks: float = 0.0  # share of training items whose scan is followed by the evidence windows
+    search_looks: bool = False  # every item's scan is followed by the search's turn (held-out items too)
 
 
 def resume_folder(out: Path, spec: ReaderSpec) -> None:

@@ -62,6 +62,18 @@ def test_evidence_looks_follow_the_scan_with_the_evidence_windows_on_the_share_a
         reading_items(scripts, Limits(max_turns=4), evidence_looks=1.5)
 
 
+def test_search_looks_follow_every_scan_with_the_search_turn_where_the_kind_has_one():
+    nc, bu = generate_one("NC", 0, 3), generate_one("BU", 0, 3)
+    plain = reading_items([nc, bu], Limits(max_turns=4))
+    searched = reading_items([nc, bu], Limits(max_turns=4), search=True)
+    assert searched[0].evidence.startswith(plain[0].evidence)  # the same scan and listens first
+    for video in nc.episode.videos:  # then each video in NC's three windows, under their own headers
+        third = round(video.duration / 3, 1)
+        assert f"Video {video.index}, seen 0-{third:g} s:" in searched[0].evidence
+    assert searched[1] == plain[1]  # BU has no search turn
+    assert searched[0].labels == plain[0].labels
+
+
 def test_items_become_one_vector_per_sentence_with_its_video(encoder):
     item = reading_items([generate_one("MSR", 0, 3)], Limits(max_turns=4))[0]
     vectors = prepare(item, encoder)
