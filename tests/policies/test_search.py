@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentcvr.actions import Observe
-from agentcvr.agent import Agent
-from agentcvr.interfaces import Limits
-from agentcvr.policies.read_answers import ReaderAnswers
 from agentcvr.policies.scan_teacher import ScanTeacher
-from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.policies.search import WINDOWS, option_step, roots, search_calls
 from agentcvr.policies.teaching import Look
 from agentcvr.reading import evidence_lines, evidence_text, seen_from
@@ -68,32 +64,3 @@ def test_nc_and_ccqa_look_again_in_windows_that_cover_every_video(task):
 def test_other_kinds_get_no_search(task):
     script = generate_one(task, 0, 5)
     assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []
-
-
-class Pick:
-    """A reader stub that records what it was shown and picks A (the wrapper's boundary, not a reader)."""
-
-    windows = 1
-
-    def __init__(self):
-        self.shown: list = []
-
-    def answer(self, episode, seen):
-        self.shown = list(seen)
-        return "A"
-
-
-def test_reader_answers_with_search_scans_then_searches_then_reads_without_the_master():
-    pea = generate_one("PEA", 0, 5)
-    reader = Pick()
-    never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
-    agent = Agent(ReaderAnswers(never, reader, who_looks="search"), ScriptSimulator({pea.id: pea}), Limits(max_turns=4))
-    result = agent.run(pea.episode)
-    scanned = len(pea.episode.videos)
-    steps = result.steps[:-1]
-    assert [(step.turn, step.arguments["start"]) for step in steps[:scanned]] == [(0, 0)] * scanned  # whole videos
-    scan = [Look(Observe(**step.arguments), step.observation) for step in steps[:scanned]]
-    searched = [arguments for _, arguments in search_calls(pea.episode, scan)]
-    assert searched and [{k: step.arguments[k] for k in searched[0]} for step in steps[scanned:]] == searched
-    assert {step.turn for step in steps[scanned:]} == {1}
-    assert result.answer == "A" and len(reader.shown) == scanned + len(searched)

@@ -283,6 +283,17 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
 
 
+def test_with_search_the_reader_reads_the_scan_and_the_search_turn_as_its_items_hold_them(base):
+    pea = generate_one("PEA", 0, 3)
+    never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
+    agent = Agent(ReaderAnswers(never, base, who_looks="search"), ScriptSimulator({pea.id: pea}), Limits(max_turns=4))
+    result = agent.run(pea.episode)
+    turns = [step.turn for step in result.steps[:-1]]
+    assert turns.count(0) == len(pea.episode.videos) and turns.count(1) > 0  # the scan, then the search's turn
+    item = reading_items([pea], Limits(max_turns=4), search=True)[0]  # what `--search-looks` trains on
+    assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
+
+
 def test_a_reader_of_windowed_looks_says_so_and_the_scan_before_it_cuts_its_looks_the_same_way(base, tmp_path):
     Reader(base.encoder, base.head, READER_BASE, windows=3).save(tmp_path / "reader")
     reader = Reader.load(tmp_path / "reader", encoder=base.encoder)
