@@ -1,4 +1,5 @@
-"""Text comparison shared by the expert, the held-out evaluation and the fidelity evaluation; an observation's lines."""
+"""Text comparison shared by the expert, the held-out evaluation and the fidelity evaluation; an observation's
+lines; the words the reader and the search compare."""
 
 from __future__ import annotations
 
