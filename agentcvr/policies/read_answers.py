@@ -24,9 +24,9 @@ from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
-from agentcvr.policies.scan_teacher import SCAN_THOUGHT, ScanTeacher
+from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
 from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
-from agentcvr.policies.teaching import looks, next_calls, write_turn
+from agentcvr.policies.teaching import looks, write_turn
 from agentcvr.reading import Seen, reads, seen_from
 from agentcvr.session import forced_turn
 
@@ -66,10 +66,14 @@ class ReaderAnswers:
     def __init__(self, master: Policy, reader: Answerer, who_looks: WhoLooks = "master"):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
-        # only the scan's looking turns are used, cut as the reader's training looks were
-        scans = who_looks in ("scan", "search")
-        self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows) if scans else None
-        self.search = who_looks == "search"
+        # only the looking turns are used (no script: they never answer), cut as the reader's training looks were
+        self.scanner: ScanTeacher | None
+        if who_looks == "search":
+            self.scanner = ScanThen({}, search_calls, self.protocol, reader.windows, thought=SEARCH_THOUGHT)
+        elif who_looks == "scan":
+            self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows)
+        else:
+            self.scanner = None
         self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
@@ -93,18 +97,9 @@ class ReaderAnswers:
 
     def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)
-        turns = self.scanner.turns(episode)
-        upcoming = next_calls(turns, len(made))
-        if upcoming and not forced_turn(messages):
-            return write_turn(upcoming, self.protocol, f"reader_scan_{len(made)}", thought=SCAN_THOUGHT)
-        scanned = sum(len(turn) for turn in turns)
-        if (
-            self.search
-            and len(made) == scanned
-            and not forced_turn(messages)
-            and (calls := search_calls(episode, made))
-        ):
-            return write_turn(calls, self.protocol, f"reader_search_{len(made)}", thought=SEARCH_THOUGHT)
+        if not forced_turn(messages) and (turn := self.scanner.next_turn(episode, made)):
+            calls, thought = turn
+            return write_turn(calls, self.protocol, f"reader_scan_{len(made)}", thought=thought)
         seen = [seen_from(look.action, look.observation) for look in made]
         with self._reading:
             chosen = self.reader.answer(episode, seen)

@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 CALL_PREFIX = "scan_"
 DIALOGUE_TASKS = frozenset({"NC", "PI"})  # movie tasks: some evidence is only heard
 SCAN_THOUGHT = "Scan every video for what the question and its options name."  # the published protocol's thought
+MORE_THOUGHT = "Look where the evidence is."
+
+
+def window_spans(duration: float, count: int) -> list[tuple[float, float]]:
+    """`count` contiguous windows covering a video of `duration` seconds (edges from the duration only)."""
+    edges = [round(duration * i / count, 1) for i in range(count + 1)]
+    return list(zip(edges, edges[1:], strict=False))
 
 
 class ScanTeacher:
@@ -68,14 +75,18 @@ class ScanTeacher:
         """The first turn's looks at one video: whole, or `windows` contiguous windows of it."""
         if self.windows == 1:
             return [("observe", {"video": video})]
-        edges = [round(duration * i / self.windows, 1) for i in range(self.windows + 1)]
-        return [("observe", {"video": video, "start": a, "end": b}) for a, b in zip(edges, edges[1:], strict=False)]
+        return [("observe", {"video": video, "start": a, "end": b}) for a, b in window_spans(duration, self.windows)]
+
+    def next_turn(self, episode: Episode, made: list[Look]) -> tuple[list[Call], str] | None:
+        """The next looking turn's calls and thought after the looks `made` (None: answer now)."""
+        upcoming = next_calls(self.turns(episode), len(made))
+        return (upcoming, SCAN_THOUGHT) if upcoming else None
 
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         made = looks(messages, episode)
-        upcoming = next_calls(self.turns(episode), len(made))
-        if upcoming and not forced_turn(messages):
-            return write_turn(upcoming, self.protocol, f"{CALL_PREFIX}{len(made)}", thought=SCAN_THOUGHT)
+        if not forced_turn(messages) and (turn := self.next_turn(episode, made)):
+            calls, thought = turn
+            return write_turn(calls, self.protocol, f"{CALL_PREFIX}{len(made)}", thought=thought)
         answer = [("answer", {"answer": self.answer(messages, episode)})]
         return write_turn(answer, self.protocol, f"{CALL_PREFIX}answer")
 
@@ -100,16 +111,15 @@ class ScanThen(ScanTeacher):
         more: Callable[[Episode, list[Look]], list[Call]],
         protocol: Protocol = "tools",
         windows: int = 1,
+        thought: str = MORE_THOUGHT,
     ):
         super().__init__(scripts, protocol=protocol, windows=windows)
-        self.more = more
+        self.more, self.thought = more, thought
 
-    def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
-        made = looks(messages, episode)
+    def next_turn(self, episode: Episode, made: list[Look]) -> tuple[list[Call], str] | None:
         scanned = sum(len(turn) for turn in self.turns(episode))
-        if len(made) < scanned or forced_turn(messages):
-            return super().act(messages, episode)
+        if len(made) < scanned:
+            return super().next_turn(episode, made)
         if len(made) == scanned and (calls := self.more(episode, made)):
-            return write_turn(calls, self.protocol, f"{CALL_PREFIX}more", thought="Look where the evidence is.")
-        answer = [("answer", {"answer": self.answer(messages, episode)})]
-        return write_turn(answer, self.protocol, f"{CALL_PREFIX}answer")
+            return calls, self.thought
+        return None

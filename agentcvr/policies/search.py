@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 
 from agentcvr.episode import Episode
+from agentcvr.policies.scan_teacher import window_spans
 from agentcvr.policies.teaching import Call, Look
 from agentcvr.reading import Line, evidence_lines, evidence_text, seen_from
 from agentcvr.text import words
@@ -25,7 +26,7 @@ from agentcvr.text import words
 ZOOM_TASKS = frozenset({"PEA"})
 WINDOWS = {"NC": 3, "CCQA": 5}
 ROOT = 6
-SEARCH_THOUGHT = "Look again where the question and the scan point."
+SEARCH_THOUGHT = "Look again where the question and the scan point."  # the search turn's thought
 _LETTER = re.compile(r"^\s*[A-Z][.)]\s*")
 _VIDEO = re.compile(r"\bvideo\s*(\d+)\b", re.IGNORECASE)
 
@@ -72,8 +73,7 @@ def window_calls(episode: Episode, windows: int) -> list[Call]:
     """Every video in `windows` contiguous windows (edges from the durations only), the question as focus."""
     calls: list[Call] = []
     for video in episode.videos:
-        edges = [round(video.duration * i / windows, 1) for i in range(windows + 1)]
-        for start, end in zip(edges, edges[1:], strict=False):
+        for start, end in window_spans(video.duration, windows):
             calls.append(("observe", {"video": video.index, "start": start, "end": end, "focus": episode.question}))
     return calls
 
