@@ -1,5 +1,6 @@
 """One trained master, two engines: HF `generate` (torch, KV cache) against llama.cpp (the quantized base plus the
-LoRA adapter GGUF), on the same simulated episodes, one thread each.
+LoRA adapter GGUF: `weights="lora"`; `benchmarks/trained_weights.py` compares it with the merged Q8_0 weights that
+`--policy trained` runs by default), on the same simulated episodes, one thread each.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/master_engines.py --checkpoint runs/smol-all/warmstart \
         --master agentcvr/masters/looker-v5 --n 2 --seed 12
@@ -49,7 +50,7 @@ def main() -> int:
     console = Console()
     engines = {
         "HF generate (torch)": HFPolicy(args.checkpoint),
-        "llama.cpp + LoRA GGUF": TrainedGGUFPolicy(args.master, threads=1),
+        "llama.cpp + LoRA GGUF": TrainedGGUFPolicy(args.master, threads=1, weights="lora"),
     }
     scripts = [generate_one(task, i, args.seed) for task in args.task or TASK_ORDER for i in range(args.n)]
     simulator = ScriptSimulator({s.id: s for s in scripts})

@@ -75,3 +75,91 @@ def test_what_llama_cpp_could_not_run_is_refused_by_name(tmp_path):
         write_lora_gguf(folder, CONFIG, tmp_path / "x.gguf")
     with pytest.raises(FileNotFoundError, match="not a peft LoRA adapter"):
         write_lora_gguf(tmp_path / "nowhere", CONFIG, tmp_path / "x.gguf")
+
+
+def tiny_base(path, rng) -> dict[str, np.ndarray]:
+    """A llama GGUF with a matrix, a vector and metadata of each kind (string, number, array): what a merge copies."""
+    import gguf
+
+    tensors = {
+        "blk.0.ffn_down.weight": rng.standard_normal((32, 64)).astype(np.float32),
+        "blk.0.attn_norm.weight": rng.standard_normal(64).astype(np.float32),
+    }
+    writer = gguf.GGUFWriter(str(path), arch="llama")
+    writer.add_name("tiny")
+    writer.add_block_count(2)
+    writer.add_token_list(["<s>", "a", "b"])
+    for name, tensor in tensors.items():
+        writer.add_tensor(name, tensor)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return tensors
+
+
+def test_a_merged_base_holds_the_adapter_in_its_weights_and_keeps_the_base_metadata(tmp_path):
+    import gguf
+    from gguf.quants import dequantize
+
+    from agentcvr.lora_gguf import merge_lora_gguf
+
+    rng = np.random.default_rng(1)
+    base = tiny_base(tmp_path / "base.gguf", rng)
+    pair = lora_pair("0.mlp.down_proj", 32, 64, rng)
+    write_lora_gguf(adapter_folder(tmp_path, pair, alpha=4.0), CONFIG, tmp_path / "adapter.gguf", dtype="f32")
+    written = merge_lora_gguf(tmp_path / "base.gguf", tmp_path / "adapter.gguf", tmp_path / "merged.gguf")
+    assert written["merged"] == 1 and written["alpha"] == 4.0
+    assert not (tmp_path / "merged.gguf.partial").exists()
+
+    reader = gguf.GGUFReader(tmp_path / "merged.gguf")
+    fields = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    assert fields["general.architecture"] == "llama" and fields["general.name"] == "tiny"
+    assert fields["llama.block_count"] == 2 and fields["tokenizer.ggml.tokens"] == ["<s>", "a", "b"]
+    tensors = {t.name: t for t in reader.tensors}
+    matrix = tensors["blk.0.ffn_down.weight"]
+    assert matrix.tensor_type == gguf.GGMLQuantizationType.Q8_0
+    a = pair["base_model.model.model.layers.0.mlp.down_proj.lora_A.weight"]
+    b = pair["base_model.model.model.layers.0.mlp.down_proj.lora_B.weight"]
+    expected = base["blk.0.ffn_down.weight"] + (4.0 / 2) * (b @ a)
+    merged = dequantize(matrix.data, matrix.tensor_type)
+    step = np.abs(expected).max() / 127  # one Q8_0 step at the largest block scale
+    assert np.abs(merged - expected).max() <= step
+    assert np.abs(merged - base["blk.0.ffn_down.weight"]).max() > 10 * step  # the adapter is in it
+    vector = tensors["blk.0.attn_norm.weight"]
+    assert vector.tensor_type == gguf.GGMLQuantizationType.F32
+    assert np.array_equal(np.asarray(vector.data), base["blk.0.attn_norm.weight"])
+
+
+def test_a_merge_refuses_what_is_not_an_adapter_of_this_base(tmp_path):
+    from agentcvr.lora_gguf import merge_lora_gguf
+
+    rng = np.random.default_rng(2)
+    tiny_base(tmp_path / "base.gguf", rng)
+    with pytest.raises(ValueError, match="not a llama.cpp LoRA adapter"):
+        merge_lora_gguf(tmp_path / "base.gguf", tmp_path / "base.gguf", tmp_path / "merged.gguf")
+    pair = lora_pair("1.mlp.down_proj", 32, 64, rng)  # layer 1: the base has no such tensor
+    write_lora_gguf(adapter_folder(tmp_path, pair), CONFIG, tmp_path / "adapter.gguf", dtype="f32")
+    with pytest.raises(ValueError, match="blk.1.ffn_down.weight"):
+        merge_lora_gguf(tmp_path / "base.gguf", tmp_path / "adapter.gguf", tmp_path / "merged.gguf")
+    assert not list(tmp_path.glob("merged.gguf*"))  # nothing half-written left behind
+
+
+def test_merged_weights_are_built_once_per_adapter(tmp_path, capsys):
+    from agentcvr.policies.trained_gguf import merged_weights
+
+    rng = np.random.default_rng(3)
+    tiny_base(tmp_path / "base.gguf", rng)
+    first, second = tmp_path / "one", tmp_path / "two"
+    for folder in (first, second):
+        folder.mkdir()
+        pair = lora_pair("0.mlp.down_proj", 32, 64, rng)
+        write_lora_gguf(adapter_folder(folder, pair), CONFIG, folder / "adapter.gguf", dtype="f32")
+    cache = tmp_path / "cache"
+    built = merged_weights(tmp_path / "base.gguf", first / "adapter.gguf", cache)
+    assert built.is_file() and built.parent == cache and "merging" in capsys.readouterr().err
+    stamp = built.stat().st_mtime_ns
+    assert merged_weights(tmp_path / "base.gguf", first / "adapter.gguf", cache) == built
+    assert built.stat().st_mtime_ns == stamp and capsys.readouterr().err == ""  # reused, not rebuilt
+    other = merged_weights(tmp_path / "base.gguf", second / "adapter.gguf", cache)
+    assert other != built and other.is_file()  # another adapter, another file

@@ -41,6 +41,7 @@ def test_operational_options_and_secrets_are_not_recorded():
         ("gguf-free", {"reader": "scan-v1"}, {"reader": "scan-v1", "reader_looks": "master"}),
         ("expert", {"reader": None}, {}),  # None is not given
         ("random", {"seed": 0}, {}),  # an unmarked option at its default is left out
+        ("trained", {"reader": "none"}, {"reader": "none", "weights": "merged"}),  # a kind's own mark
     ],
 )
 def test_options_marked_recorded_are_recorded_at_their_defaults(policy, options, options_recorded):
@@ -54,7 +55,8 @@ def test_the_recorded_rule_is_declared_beside_the_option_and_holds_where_a_kind_
 
     expected = {"reader": Recorded(), "reader_looks": Recorded(while_on="reader")}
     assert {key: m for key, f in PolicyOptions.model_fields.items() for m in f.metadata} == expected
-    assert all(_marks(kind.model()) == expected for kind in POLICIES.values())
+    own = {"trained": {"weights": Recorded()}}  # a kind's own marked options add to the shared ones
+    assert all(_marks(kind.model()) == expected | own.get(name, {}) for name, kind in POLICIES.items())
 
     class ReadsByDefault(PolicyOptions):  # a new policy kind, its reader on by default, declared without a mark
         reader: str | None = Field(default="scan-v1")

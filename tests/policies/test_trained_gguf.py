@@ -85,7 +85,7 @@ def test_a_packed_lora_master_runs_in_llama_cpp_as_it_runs_merged_in_torch(lora_
     from agentcvr.masters import LORA_ADAPTER, master_folder, pack
     from agentcvr.policies.gguf import completion, load_llama
     from agentcvr.policies.hf_policy import load_tokenizer, prompt_ids
-    from agentcvr.policies.trained_gguf import TrainedGGUFPolicy
+    from agentcvr.policies.trained_gguf import TrainedGGUFPolicy, merged_weights
     from scripts_gen.generate import generate_one
     from simulator.script_sim import ScriptSimulator
 
@@ -104,8 +104,8 @@ def test_a_packed_lora_master_runs_in_llama_cpp_as_it_runs_merged_in_torch(lora_
         merged = AutoModelForCausalLM.from_pretrained(lora_checkpoint, dtype=torch.float32)
         torch_logprobs = torch.log_softmax(merged(torch.tensor([ids])).logits[0, -1], -1)
 
-    def top(lora):
-        server = load_llama(WEIGHTS, n_ctx=1024, threads=1, lora=lora)
+    def top(lora, weights=WEIGHTS):
+        server = load_llama(weights, n_ctx=1024, threads=1, lora=lora)
         response = completion(server, {"prompt": ids, "n_predict": 1, "temperature": 0, "n_probs": 10}, chat=False)
         return {t["id"]: t["logprob"] for t in response["choices"][0]["logprobs"]["content"][0]["top_logprobs"]}
 
@@ -113,11 +113,15 @@ def test_a_packed_lora_master_runs_in_llama_cpp_as_it_runs_merged_in_torch(lora_
     gap = max(abs(logprob - torch_logprobs[i].item()) for i, logprob in adapted.items())
     moved = max(abs(logprob - torch_logprobs[i].item()) for i, logprob in plain.items())
     assert gap < 0.35 < moved  # quantized-base noise (~0.15) against what the adapter changes
+    # The adapter merged into a Q8_0 copy of the base (`weights="merged"`, the default) agrees with torch as closely.
+    merged = merged_weights(WEIGHTS, master / LORA_ADAPTER, tmp_path / "merged")
+    merged_gap = max(abs(logprob - torch_logprobs[i].item()) for i, logprob in top(None, merged).items())
+    assert merged_gap < 0.35
 
     # The packed master as `--policy trained:FOLDER`: llama.cpp, through the one loop, with its manifest checked.
     assert master_folder(master) == master
     script = generate_one("BU", 0, 10000)
-    built = make_policy(f"trained:{master}", {script.id: script}, reader="none")
+    built = make_policy(f"trained:{master}", {script.id: script}, reader="none", weights="lora")
     assert isinstance(built, TrainedGGUFPolicy) and built.protocol == "json"
     result = Agent(built, ScriptSimulator({script.id: script}), Limits(max_turns=2)).run(script.episode)
     assert result.steps and result.steps[0].prompt_tokens > 0  # llama.cpp wrote a turn and the loop took it

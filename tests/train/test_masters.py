@@ -62,6 +62,13 @@ def test_a_run_spec_names_the_trained_master_it_measured_so_a_resume_never_mixes
     assert recorded(policy_component(f"trained:{packed}")).options["master_sha256"] != spec.options["master_sha256"]
     shipped = recorded(policy_component("trained")).options["master_sha256"]  # the default, by what it is now
     assert shipped == masters.master_digest(masters.DEFAULT_TRAINED)
+    # the llama.cpp weights are recorded at their default too: runs of the lora form and the merged form never mix
+    assert recorded(policy_component("trained")).options["weights"] == "merged"
+    assert recorded(policy_component("trained", weights="lora")).options["weights"] == "lora"
+    with pytest.raises(ValueError, match="weights"):
+        policy_component("trained", weights="q4")
+    with pytest.raises(ValueError, match="runs in torch"):  # a merged checkpoint folder has no adapter to merge
+        make_policy(policy_component(f"trained:{folder}", weights="lora", reader="none"))
 
 
 def test_every_shipped_master_matches_its_manifest():
