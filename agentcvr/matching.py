@@ -4,9 +4,10 @@ CCQA's comparison.
 Nothing here is trained: both compare frozen sentence vectors (the reader's encoder, `agentcvr/sentences.py`) by
 cosine, and write the answer from the observed lines themselves, so they can only be as right as the looks were.
 
-- FSA: the video-2 line most like what was seen in video 1's reference segment; its stamp is the answer. The looks
-  that make this work observe the reference segment first, then video 2 whole with that observation as the focus
-  (`agentcvr/policies/scan_teacher.py`).
+- FSA: the video-2 line most like what was seen in video 1's reference segment; its stamp is the answer (of a text
+  seen in several looks, the closest look's). The looks that make this work observe the reference segment first,
+  then video 2 whole (`agentcvr/policies/scan_teacher.py`), then the matched segment closer while the frames are
+  sparse (`agentcvr/policies/refine.py`).
 - CCQA: the pairs of lines, one per video, that are most alike without being the same (the same step done two ways),
   each written as one sentence that names both videos, as a comparison is scored: every keyword attributed to its
   own video.
@@ -31,9 +32,12 @@ def _unit(vectors: torch.Tensor) -> torch.Tensor:
     return vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-9)
 
 
-def _seen(lines: Sequence[Line], video: int) -> list[Line]:
-    """A video's seen (not heard) lines with a stamp, each text once."""
+def _seen(lines: Sequence[Line], video: int, finest: bool = False) -> list[Line]:
+    """A video's seen (not heard) lines with a stamp, each text once: its first, or with `finest` its shortest stamp
+    (a closer look's, `agentcvr/policies/refine.py`)."""
     kept, texts = [], set()
+    if finest:
+        lines = sorted(lines, key=lambda line: line.span[1] - line.span[0] if line.span else float("inf"))
     for line in lines:
         if line.video == video and not line.heard and line.span is not None and line.text not in texts:
             kept.append(line)
@@ -49,7 +53,7 @@ def matching_segment(episode: Episode, lines: Sequence[Line], encoder: SentenceE
         return None
     start, end = segment
     reference = [line for line in _seen(lines, 1) if line.span[0] < end and line.span[1] > start]  # type: ignore[index]
-    candidates = _seen(lines, 2)
+    candidates = _seen(lines, 2, finest=True)
     if not reference or not candidates:
         return None
     vectors = _unit(encoder.vectors([" ".join(line.text for line in reference), *(c.text for c in candidates)]))

@@ -4,7 +4,9 @@ The master decides every observe and listen; when it answers a multiple-choice o
 (`agentcvr.reading.reads`), its answer is replaced by the reader's choice over everything the conversation observed
 (`agentcvr/reader.py`); FSA's interval and CCQA's comparison are matched from the observed sentences
 (`agentcvr/matching.py`) where the looks hold something to match. PSS's order stays the master's. The turn keeps the
-master's token counts, and its text says what the master had written, so a trace shows both.
+master's token counts, and its text says what the master had written, so a trace shows both. On FSA the matched
+segment is first looked at again, closer, until its stamps are fine (`agentcvr/policies/refine.py`); those turns are
+the wrapper's, and the master is not asked again once it has answered.
 
 With `who_looks="scan"` the master is not asked on choice tasks at all: the wrapper makes the scan teacher's looks
 (every video observed whole with the question and its options as the focus, the movie tasks' videos listened to:
@@ -24,6 +26,7 @@ from agentcvr.actions import Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
+from agentcvr.policies.refine import REFINE_THOUGHT, refine_call
 from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
 from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
 from agentcvr.policies.teaching import looks, write_turn
@@ -39,6 +42,15 @@ _THOUGHT = re.compile(r"The reader chose (\S*); the master wrote (.*)\.$")
 
 def reader_thought(chosen: str, own: str) -> str:
     return f"The reader chose {chosen}; the master wrote {own}."
+
+
+def last_thought(messages: list[dict], episode: Episode) -> str | None:
+    """The thought of the conversation's last assistant turn (None when there is none or it does not parse)."""
+    last = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    if last is None:
+        return None
+    parsed = parse_turn(last.get("content"), last.get("tool_calls"), episode)
+    return None if isinstance(parsed, ParseError) else parsed.thought
 
 
 def masters_answer(thought: str | None) -> str | None:
@@ -79,6 +91,14 @@ class ReaderAnswers:
     def act(self, messages: list[dict], episode: Episode) -> PolicyOutput:
         if self.scanner is not None and reads(episode):
             return self._scan_then_read(messages, episode)
+        if reads(episode) and last_thought(messages, episode) == REFINE_THOUGHT:  # the master has answered already
+            made = looks(messages, episode)
+            with self._reading:
+                chosen = self.reader.answer(episode, [seen_from(look.action, look.observation) for look in made])
+            if chosen is not None:
+                return self._refine(episode, made, chosen, messages) or self._answer(
+                    chosen, f"The reader chose {chosen} after looking closer.", messages
+                )
         output = self.master.act(messages, episode)
         if not reads(episode):
             return output
@@ -86,13 +106,26 @@ class ReaderAnswers:
         if isinstance(parsed, ParseError) or not any(isinstance(a, Answer) for a in parsed.actions):
             return output
         own = next(a.answer for a in parsed.actions if isinstance(a, Answer))
-        seen = [seen_from(look.action, look.observation) for look in looks(messages, episode)]
+        made = looks(messages, episode)
         with self._reading:
-            chosen = self.reader.answer(episode, seen)
+            chosen = self.reader.answer(episode, [seen_from(look.action, look.observation) for look in made])
         if chosen is None:  # nothing the reader could match: the master's own answer stands
             return output
-        turn = self._answer(chosen, reader_thought(chosen, own), messages)
+        turn = self._refine(episode, made, chosen, messages) or self._answer(
+            chosen, reader_thought(chosen, own), messages
+        )
         turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
+        return turn
+
+    def _refine(self, episode: Episode, made: list, chosen: str, messages: list[dict]) -> PolicyOutput | None:
+        """The closer look at FSA's matched segment, while its stamps are coarse (None otherwise, or when the turn
+        must answer)."""
+        call = None if forced_turn(messages) else refine_call(episode, made, chosen)
+        if call is None:
+            return None
+        turn = write_turn([call], self.protocol, f"reader_refine_{len(made)}", thought=REFINE_THOUGHT)
+        if turn.tool_calls:
+            turn.content = REFINE_THOUGHT
         return turn
 
     def _scan_then_read(self, messages: list[dict], episode: Episode) -> PolicyOutput:
@@ -105,7 +138,9 @@ class ReaderAnswers:
             chosen = self.reader.answer(episode, seen)
         if chosen is None:  # nothing the reader could match: the master answers from the scan's looks
             return self.master.act(messages, episode)
-        return self._answer(chosen, f"The reader chose {chosen} after the scan.", messages)
+        return self._refine(episode, made, chosen, messages) or self._answer(
+            chosen, f"The reader chose {chosen} after the scan.", messages
+        )
 
     def _answer(self, chosen: str, thought: str, messages: list[dict]) -> PolicyOutput:
         """The answer turn in the master's protocol, its thought kept where a tool-call turn has no thought field."""

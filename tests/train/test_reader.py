@@ -12,7 +12,9 @@ from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
 from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.policies.read_answers import ReaderAnswers, masters_answer
+from agentcvr.policies.refine import FINE_SPACING, REFINE_THOUGHT
 from agentcvr.policies.scripted import ScriptedPolicy
+from agentcvr.policies.teaching import write_turn
 from agentcvr.reader import READ_TASKS, Reader, ReaderHead, choose, prepare, word_overlap, words
 from agentcvr.reading import reference_segment
 from agentcvr.sentences import SentenceEncoder
@@ -272,15 +274,39 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     assert [s.tool for s in result.steps[:-1]] == ["observe", "observe", "listen", "listen"]
     assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
     assert "after the scan" in result.steps[-1].thought
-    result = agent.run(fsa.episode)  # FSA: the reference segment, then video 2 searched for it; the match answers
-    looked = [(s.tool, s.arguments["video"], s.arguments["start"], s.arguments["focus"]) for s in result.steps[:-1]]
+    # FSA: the reference segment, then video 2 searched for it, then the matched segment closer until the frames are
+    # fine (in the simulator the stamps are exact already: the closer looks return the same segment); the match answers
+    agent = Agent(ReaderAnswers(never, base, who_looks="scan"), ScriptSimulator(table), Limits(max_turns=8))
+    result = agent.run(fsa.episode)
+    looked = [(s.tool, s.arguments["video"], s.arguments["start"], s.arguments["focus"]) for s in result.steps[:2]]
     segment = reference_segment(fsa.episode)
     assert looked == [("observe", 1, segment[0], ""), ("observe", 2, 0, "")]  # the loop supplies both focuses
+    closer = result.steps[2:-1]
+    assert closer and all(s.thought == REFINE_THOUGHT and s.arguments["video"] == 2 for s in closer)
+    spans = [s.arguments["end"] - s.arguments["start"] for s in closer]
+    assert spans == sorted(spans, reverse=True) and spans[-1] / 16 <= FINE_SPACING  # each closer, then fine enough
+    first, last = map(float, result.answer.split(","))
+    assert all(s.arguments["start"] <= first and last <= s.arguments["end"] for s in closer)  # each around the match
     assert TASKS["FSA"].official(result.answer, fsa.episode) == 1.0
+    short = Agent(ReaderAnswers(never, base, who_looks="scan"), ScriptSimulator(table), Limits(max_turns=3))
+    assert short.run(fsa.episode).answer == result.answer  # the last turn answers, closer looks or not
     pss = generate_one("PSS", 0, 3)
     master = ScriptedPolicy(['<tool_call>{"name": "answer", "arguments": {"answer": "1->2->3"}}</tool_call>'])
     agent = Agent(ReaderAnswers(master, base, who_looks="scan"), ScriptSimulator({pss.id: pss}), Limits(max_turns=4))
     assert agent.run(pss.episode).answer == "1->2->3"  # PSS: the master's turn
+
+
+def test_after_the_master_answers_fsa_the_wrapper_looks_closer_and_answers_without_asking_it_again(base):
+    fsa = generate_one("FSA", 0, 3)
+    start, end = reference_segment(fsa.episode)
+    calls = [{"video": 1, "start": start, "end": end}, {"video": 2}]
+    turns = [write_turn([("observe", call)], "json", "m").content for call in calls]
+    master = ScriptedPolicy([*turns, json.dumps({"action": "answer", "final_answer": "0,1"})], protocol="json")
+    agent = Agent(ReaderAnswers(master, base), ScriptSimulator({fsa.id: fsa}), Limits(max_turns=8))
+    result = agent.run(fsa.episode)  # a fourth master turn would fail the episode: the scripted master has three
+    assert [s.thought for s in result.steps[2:-1]] and all(s.thought == REFINE_THOUGHT for s in result.steps[2:-1])
+    assert "after looking closer" in result.steps[-1].thought
+    assert TASKS["FSA"].official(result.answer, fsa.episode) == 1.0  # the match, not the master's 0,1
 
 
 def test_with_search_the_reader_reads_the_scan_and_the_search_turn_as_its_items_hold_them(base):
