@@ -17,6 +17,7 @@ with the adapter applied per layer (`benchmarks/trained_weights.py`), and a LoRA
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def merge_lora_gguf(base: Path, adapter: Path, out: Path) -> dict:
         raise ValueError(f"{adapter} is not a llama.cpp LoRA adapter GGUF")
     alpha = float(lora.fields[gguf.Keys.Adapter.LORA_ALPHA].contents())
     parts = {t.name: dequantize(t.data, t.tensor_type).astype(np.float32) for t in lora.tensors}
-    partial = Path(out).with_name(Path(out).name + ".partial")
+    partial = Path(out).with_name(f"{Path(out).name}.{os.getpid()}.partial")  # two first uses never share one
     writer = gguf.GGUFWriter(str(partial), arch=reader.fields[gguf.Keys.General.ARCHITECTURE].contents())
     for field in reader.fields.values():
         if field.name.startswith("GGUF.") or field.name == gguf.Keys.General.ARCHITECTURE:
