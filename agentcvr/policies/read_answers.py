@@ -93,8 +93,7 @@ class ReaderAnswers:
             return self._scan_then_read(messages, episode)
         if reads(episode) and last_thought(messages, episode) == REFINE_THOUGHT:  # the master has answered already
             made = looks(messages, episode)
-            with self._reading:
-                chosen = self.reader.answer(episode, [seen_from(look.action, look.observation) for look in made])
+            chosen = self._read(episode, made)
             if chosen is not None:
                 return self._refine(episode, made, chosen, messages) or self._answer(
                     chosen, f"The reader chose {chosen} after looking closer.", messages
@@ -107,8 +106,7 @@ class ReaderAnswers:
             return output
         own = next(a.answer for a in parsed.actions if isinstance(a, Answer))
         made = looks(messages, episode)
-        with self._reading:
-            chosen = self.reader.answer(episode, [seen_from(look.action, look.observation) for look in made])
+        chosen = self._read(episode, made)
         if chosen is None:  # nothing the reader could match: the master's own answer stands
             return output
         turn = self._refine(episode, made, chosen, messages) or self._answer(
@@ -116,6 +114,11 @@ class ReaderAnswers:
         )
         turn.prompt_tokens, turn.completion_tokens = output.prompt_tokens, output.completion_tokens
         return turn
+
+    def _read(self, episode: Episode, made: list) -> str | None:
+        """The reader's answer from every look so far (None: nothing it could match)."""
+        with self._reading:
+            return self.reader.answer(episode, [seen_from(look.action, look.observation) for look in made])
 
     def _refine(self, episode: Episode, made: list, chosen: str, messages: list[dict]) -> PolicyOutput | None:
         """The closer look at FSA's matched segment, while its stamps are coarse (None otherwise, or when the turn
@@ -133,9 +136,7 @@ class ReaderAnswers:
         if not forced_turn(messages) and (turn := self.scanner.next_turn(episode, made)):
             calls, thought = turn
             return write_turn(calls, self.protocol, f"reader_scan_{len(made)}", thought=thought)
-        seen = [seen_from(look.action, look.observation) for look in made]
-        with self._reading:
-            chosen = self.reader.answer(episode, seen)
+        chosen = self._read(episode, made)
         if chosen is None:  # nothing the reader could match: the master answers from the scan's looks
             return self.master.act(messages, episode)
         return self._refine(episode, made, chosen, messages) or self._answer(
