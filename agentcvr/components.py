@@ -95,6 +95,11 @@ READER_LOOKS_HELP = (
     "second look chosen from what it showed: PEA's steps zoomed on, NC's and CCQA's videos in windows)."
 )
 
+SCAN_FRAMES_HELP = (
+    "Frames each of the scan's whole-video looks asks for (reader_looks scan or search): a look sees only what is on "
+    "screen at its frames, so at 16 a step shorter than a video's 16th can fall between them (128: the cap)."
+)
+
 
 class PolicyOptions(Options):
     """What every policy takes. Which reader answers, and who looks for it, are recorded at their defaults too (a
@@ -103,6 +108,9 @@ class PolicyOptions(Options):
     reader: Annotated[str | None, Recorded()] = Field(default=None, description=READER_HELP)
     reader_looks: Annotated[Literal["master", "scan", "search"], Recorded(while_on="reader")] = Field(
         default="master", description=READER_LOOKS_HELP
+    )
+    scan_frames: Annotated[int, Recorded(while_on="reader")] = Field(
+        default=16, ge=1, le=128, description=SCAN_FRAMES_HELP
     )
 
 
@@ -126,6 +134,7 @@ class GGUFOptions(PolicyOptions):
 
     reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
     reader_looks: Literal["master", "scan", "search"] = Field(default="scan", description=READER_LOOKS_HELP)
+    scan_frames: int = Field(default=128, ge=1, le=128, description=SCAN_FRAMES_HELP)  # steps seen on footage
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
         default=None,
@@ -141,6 +150,7 @@ class GGUFFreeOptions(GGUFOptions):
 
     reader: str | None = Field(default=None, description=READER_HELP)
     reader_looks: Literal["master", "scan", "search"] = Field(default="master", description=READER_LOOKS_HELP)
+    scan_frames: int = Field(default=16, ge=1, le=128, description=SCAN_FRAMES_HELP)
 
 
 class TrainedOptions(PolicyOptions):
@@ -175,9 +185,16 @@ class NoiseOptions(Options):
     describer_probability: float = Field(default=0.0, ge=0, le=1)
 
 
+SAMPLING_HELP = (
+    "What a look sees: frames (only the events on screen at one of the call's num_frames frames, as the real visual "
+    "agent) or events (every event overlapping the interval, the simulator's first, generous model)."
+)
+
+
 class SimOptions(Options):
     jigsaw: bool = Field(default=False, description="OmniJigsaw's JMI/SMS/CMM masking for jigsaw episodes.")
     max_events: int = Field(default=8, ge=1, description="Events reported per call at most.")
+    sampling: Annotated[Literal["events", "frames"], Recorded()] = Field(default="events", description=SAMPLING_HELP)
     noise: NoiseOptions | None = None
 
 
@@ -215,7 +232,7 @@ def _expert(arg: str, scripts: Mapping[str, Script], options: TeacherOptions) ->
 def _scan(arg: str, scripts: Mapping[str, Script], options: ScanOptions) -> Policy:
     from agentcvr.policies.scan_teacher import ScanTeacher
 
-    return ScanTeacher(scripts, protocol=options.protocol, windows=options.windows)
+    return ScanTeacher(scripts, protocol=options.protocol, windows=options.windows, frames=options.scan_frames)
 
 
 def _random(arg: str, scripts: Mapping[str, Script], options: RandomOptions) -> Policy:
@@ -314,7 +331,9 @@ def _noise(noise: NoiseOptions | None) -> Any:
 def _sim(scripts: Mapping[str, Script], options: SimOptions) -> Perception:
     from simulator.script_sim import ScriptSimulator
 
-    return ScriptSimulator(scripts, max_events=options.max_events, noise=_noise(options.noise))
+    return ScriptSimulator(
+        scripts, max_events=options.max_events, noise=_noise(options.noise), sampling=options.sampling
+    )
 
 
 def _llm_sim(scripts: Mapping[str, Script], options: LLMSimOptions) -> Perception:
@@ -378,7 +397,9 @@ def make_policy(spec: str | Component, scripts: Mapping[str, Script] | None = No
     from agentcvr.policies.read_answers import ReaderAnswers
     from agentcvr.reader import Reader
 
-    return ReaderAnswers(policy, Reader.load(options_.reader), who_looks=options_.reader_looks)
+    return ReaderAnswers(
+        policy, Reader.load(options_.reader), who_looks=options_.reader_looks, scan_frames=options_.scan_frames
+    )
 
 
 def make_perception(
@@ -430,7 +451,7 @@ def make_training_perception(cfg: TrainConfig, scripts: Mapping[str, Script]) ->
     if s.kind == "llm":
         options = {"base_url": s.url, "model": s.model, "temperature": s.temperature}
         return make_perception("llm-sim", scripts, jigsaw=jigsaw, noise=noise, **options)
-    return make_perception("sim", scripts, jigsaw=jigsaw, noise=noise, max_events=s.max_events)
+    return make_perception("sim", scripts, jigsaw=jigsaw, noise=noise, max_events=s.max_events, sampling=s.sampling)
 
 
 def _checked(role: str, name: str, model: type[BaseModel], options: Mapping[str, Any]) -> dict[str, Any]:

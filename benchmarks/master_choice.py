@@ -77,6 +77,17 @@ def main() -> int:
         help="with +reader: who looks on choice tasks (scan: the scan's looks, then the reader at once; search: the "
         "scan, then the search's second look, then the reader)",
     )
+    parser.add_argument(
+        "--scan-frames",
+        type=int,
+        help="frames each whole-video scan look asks for, where the scan looks (gguf's default; 16 when not given)",
+    )
+    parser.add_argument(
+        "--sampling",
+        choices=["events", "frames"],
+        help="with --perception sim: what a look sees (frames: only what is on screen at its frames, as on real "
+        "footage; events: every event in the interval, the default)",
+    )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()
 
@@ -91,7 +102,10 @@ def main() -> int:
         from agentcvr.perception.real import attach_videos
 
         episodes = attach_videos(episodes, args.videos)
-    perception_part = perception_component(args.perception)
+    if args.sampling is not None and args.perception != "sim":
+        parser.error("--sampling is the simulator's option: use it with --perception sim")
+    sampling = {} if args.sampling is None else {"sampling": args.sampling}
+    perception_part = perception_component(args.perception, **sampling)
     perception = None if args.table_only else make_perception(perception_part, scripts)
     console = Console(width=200)
     columns: dict[str, list[Record]] = {}
@@ -103,6 +117,10 @@ def main() -> int:
             name += f"_orders{args.answer_orders}"
         if spec.startswith("gguf") and args.answer_scoring is not None:
             name += f"_{args.answer_scoring}"
+        if args.scan_frames is not None:
+            name += f"_frames{args.scan_frames}"
+        if args.sampling is not None:
+            name += f"_sees-{args.sampling}"
         out = args.work / args.perception / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
         if args.table_only:
             done = read_latest(out)[0]
@@ -119,6 +137,8 @@ def main() -> int:
             given = {"threads": args.threads}
         else:
             given = {}
+        if args.scan_frames is not None:
+            given = {**given, "scan_frames": args.scan_frames}
         policy_part = policy_component(base, **reading, **given)
         limits = Limits(max_turns=args.max_turns)
         run_spec = RunSpec(policy=recorded(policy_part), perception=recorded(perception_part), limits=limits)

@@ -1,44 +1,33 @@
 """The rule-based text simulator: answers observe/listen from a semantic script, in microseconds.
 
 `observe` returns the scripted visual events overlapping the queried interval — at most `max_events`, the most
-relevant to the focus prompt, listed in time order with their times clipped to the interval. Relevance is the focus
-terms an event shares, each weighted by its rarity in the video (idf: "obj_5", in every line of a drone video, tells
-nothing), on stemmed words ("overtakes" matches "overtake"). `listen` returns the
-speech lines `[s - e]: text`. Nothing outside the queried video and interval is ever returned.
+relevant to the focus prompt (`agentcvr.relevance`, term rarities over the whole video), listed in time order with
+their times clipped to the interval. `listen` returns the speech lines `[s - e]: text`. Nothing outside the queried
+video and interval is ever returned.
+
+`sampling="frames"` makes a look see what the real visual agent sees: only the events on screen at one of the call's
+`num_frames` frames (`agentcvr.perception.frames.sample_times`, the real sampler's times). At 16 frames over a
+10-minute video a step shorter than ~37 s can fall between frames, as it does on rendered footage; `"events"` (every
+event overlapping the interval) is the generous model the simulator began with.
 """
 
 from __future__ import annotations
 
-import math
-import re
-import threading
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import snowballstemmer
+from typing import Literal
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import Episode
+from agentcvr.perception.frames import sample_times
+from agentcvr.relevance import most_relevant, rarity, terms
 from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
 
 NO_VISUAL = "No significant action observed."
 NO_SPEECH = "No speech detected."
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset("a an the of in on at to and or is are was were what which who how does do with for from by".split())
-
-
-_STEMMERS = threading.local()  # a snowball stemmer keeps its word in itself: two threads on one garble each other
-
-
-def terms(text: str) -> frozenset[str]:
-    """The stemmed content words of a text (thread-safe: GRPO rollouts and eval items run episodes in threads)."""
-    stemmer = getattr(_STEMMERS, "english", None)
-    if stemmer is None:
-        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return frozenset(stemmer.stemWords([w for w in _WORD.findall(text.lower()) if w not in _STOP]))
+Sampling = Literal["events", "frames"]
 
 
 @dataclass(frozen=True)
@@ -56,13 +45,7 @@ class _Timeline:
         events = tuple(sorted(video.events, key=lambda e: e.end))
         longest = max((e.end - e.start for e in events), default=0.0)
         event_terms = tuple(terms(e.visual) for e in events)
-        counts = Counter(term for found in event_terms for term in found)
-        idf = {term: math.log(1 + len(events) / count) for term, count in counts.items()}
-        return cls(events, tuple(e.end for e in events), event_terms, idf, longest)
-
-    def relevance(self, index: int, focus: frozenset[str]) -> float:
-        # rounded: equal term sets must tie (then the earlier event wins) whatever order the set sums in
-        return round(sum(self.idf[term] for term in focus & self.terms[index]), 9)
+        return cls(events, tuple(e.end for e in events), event_terms, rarity(event_terms), longest)
 
     def overlapping(self, start: float, end: float) -> list[int]:
         first = bisect_left(self.ends, start + 1e-9)  # events ending at or before start do not overlap
@@ -73,10 +56,19 @@ class _Timeline:
 class ScriptSimulator:
     """`Perception` over scripts, looked up by episode id."""
 
-    def __init__(self, scripts: Mapping[str, Script], max_events: int = 8, noise: Noise | None = None):
+    def __init__(
+        self,
+        scripts: Mapping[str, Script],
+        max_events: int = 8,
+        noise: Noise | None = None,
+        sampling: Sampling = "events",
+    ):
+        if sampling not in ("events", "frames"):
+            raise ValueError(f"unknown sampling {sampling!r}: use 'events' or 'frames'")
         self.scripts = scripts
         self.max_events = max_events
         self.noise = noise
+        self.sampling = sampling
         self._timelines: dict[tuple[str, int], _Timeline] = {}
 
     def _timeline(self, episode: Episode, video: int) -> _Timeline:
@@ -93,11 +85,12 @@ class ScriptSimulator:
     def observe(self, episode: Episode, action: Observe) -> str:
         timeline = self._timeline(episode, action.video)
         hits = timeline.overlapping(action.start, action.end)
-        if len(hits) > self.max_events:
-            focus = terms(action.focus)
-            ranked = sorted(hits, key=lambda i: (-timeline.relevance(i, focus), timeline.events[i].start))
-            hits = ranked[: self.max_events]
-        events = sorted((timeline.events[i] for i in hits), key=lambda e: (e.start, e.end))
+        if self.sampling == "frames":
+            times = sample_times(action.start, action.end, action.num_frames)
+            hits = [i for i in hits if any(timeline.events[i].start <= t < timeline.events[i].end for t in times)]
+        hits.sort(key=lambda i: (timeline.events[i].start, timeline.events[i].end))
+        kept = most_relevant([timeline.terms[i] for i in hits], action.focus, self.max_events, timeline.idf)
+        events = [timeline.events[hits[k]] for k in kept]
         lines = [(max(e.start, action.start), min(e.end, action.end), e.visual) for e in events]
         if self.noise is not None:
             lines = self.noise.apply(lines, (episode.id, "observe", action.video, action.start, action.end))

@@ -34,11 +34,11 @@ def test_operational_options_and_secrets_are_not_recorded():
 @pytest.mark.parametrize(
     ("policy", "options", "options_recorded"),
     [
-        ("gguf", {}, {"reader": "scan-v2", "reader_looks": "scan"}),  # its defaults, recorded
+        ("gguf", {}, {"reader": "scan-v2", "reader_looks": "scan", "scan_frames": 128}),  # its defaults, recorded
         ("gguf", {"reader": "none"}, {"reader": "none"}),  # no reader: who looks for it means nothing
-        ("gguf", {"reader_looks": "master"}, {"reader": "scan-v2", "reader_looks": "master"}),
+        ("gguf", {"reader_looks": "master"}, {"reader": "scan-v2", "reader_looks": "master", "scan_frames": 128}),
         ("gguf-free", {}, {}),  # no reader by default: nothing to record
-        ("gguf-free", {"reader": "scan-v1"}, {"reader": "scan-v1", "reader_looks": "master"}),
+        ("gguf-free", {"reader": "scan-v1"}, {"reader": "scan-v1", "reader_looks": "master", "scan_frames": 16}),
         ("expert", {"reader": None}, {}),  # None is not given
         ("random", {"seed": 0}, {}),  # an unmarked option at its default is left out
         ("trained", {"reader": "none"}, {"reader": "none", "weights": "merged"}),  # a kind's own mark
@@ -53,7 +53,11 @@ def test_the_recorded_rule_is_declared_beside_the_option_and_holds_where_a_kind_
 
     from agentcvr.components import POLICIES, PolicyOptions, Recorded, _marks
 
-    expected = {"reader": Recorded(), "reader_looks": Recorded(while_on="reader")}
+    expected = {
+        "reader": Recorded(),
+        "reader_looks": Recorded(while_on="reader"),
+        "scan_frames": Recorded(while_on="reader"),
+    }
     assert {key: m for key, f in PolicyOptions.model_fields.items() for m in f.metadata} == expected
     own = {"trained": {"weights": Recorded()}}  # a kind's own marked options add to the shared ones
     assert all(_marks(kind.model()) == expected | own.get(name, {}) for name, kind in POLICIES.items())
@@ -84,7 +88,7 @@ def test_check_resume_refuses_another_spec_and_records_without_one(tmp_path):
     [
         (
             lambda: policy_component("random", sed=1),
-            "policy 'random' takes no option sed (its options: reader, reader_looks, seed)",
+            "policy 'random' takes no option sed (its options: reader, reader_looks, scan_frames, seed)",
         ),
         (lambda: policy_component("gguf", base_url="http://x"), "policy 'gguf' takes no option base_url"),
         (lambda: perception_component("sim", max_event=2), "perception 'sim' takes no option max_event"),

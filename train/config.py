@@ -117,6 +117,11 @@ class SimulatorConfig(_Section):
 
     kind: Literal["rule", "llm"] = Field(default="rule", description="rule: ScriptSimulator; llm: LLM at a URL.")
     max_events: int = Field(default=8, description="Events per observation, ranked by relevance to the focus.")
+    sampling: Literal["events", "frames"] = Field(
+        default="events",
+        description="frames: a look sees only the events on screen at its num_frames frames, as the real visual "
+        "agent does; events: every event overlapping the interval.",
+    )
     url: str | None = Field(default=None, description="OpenAI-compatible base URL of the LLM simulator.")
     model: str | None = Field(default=None, description="Model name served at `url`.")
     temperature: float = 0.1
@@ -154,6 +159,13 @@ class SFTConfig(_Section):
         default="expert",
         description="Whose trajectories: the expert (looks where the script's evidence is) or the scan teacher "
         "(looks only where the question points, a policy can imitate it).",
+    )
+    teacher_frames: int = Field(
+        default=16,
+        ge=1,
+        le=128,
+        description="Frames each of the scan teacher's whole-video looks asks for (with simulator.sampling=frames a "
+        "look sees only what is on screen at its frames, as on footage; 128 is the visual agent's cap).",
     )
     max_epochs: int = 30
     batch_size: int = 16

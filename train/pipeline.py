@@ -25,14 +25,14 @@ import os
 import platform
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 from rich.console import Console
 
 from agentcvr.components import make_policy, make_training_perception
-from agentcvr.interfaces import Limits
+from agentcvr.interfaces import Limits, Policy
 from agentcvr.script import Script
 from train.config import TrainConfig
 
@@ -142,7 +142,7 @@ class Run:
         protocol = self.cfg.agent.protocol
         conversations, _ = teacher_conversations(
             self.sft_scripts,
-            make_policy(self.cfg.sft.teacher, table, protocol=protocol),
+            self.teacher(table),
             make_training_perception(self.cfg, table),
             self.limits,
         )
@@ -191,6 +191,12 @@ class Run:
         self.timings["warm_start"] = time.perf_counter() - started
         return str(folder)
 
+    def teacher(self, scripts: Mapping[str, Script]) -> Policy:
+        """The warm start's teacher, writing the run's protocol; the scan teacher's looks at `sft.teacher_frames`."""
+        sft = self.cfg.sft
+        frames = {"scan_frames": sft.teacher_frames} if sft.teacher == "scan" else {}
+        return make_policy(sft.teacher, scripts, protocol=self.cfg.agent.protocol, **frames)
+
     def evaluate(self, name: str, policy_dir: str | None, teacher_looks: bool = False) -> dict:
         """Held-out evaluation of a saved policy (or of the teacher when `policy_dir` is None), cached as JSON. With
         `teacher_looks` the teacher (`sft.teacher`) makes the calls and the policy only answers: its reading, apart
@@ -204,7 +210,7 @@ class Run:
         if path.exists():
             return json.loads(path.read_text())
         table = scripts_by_id(self.heldout)
-        teacher = make_policy(self.cfg.sft.teacher, table, protocol=self.cfg.agent.protocol)
+        teacher = self.teacher(table)
         if policy_dir is None:
             policy = teacher
         else:
@@ -321,7 +327,7 @@ class Run:
         kinds = {kind: [s for s in self.grpo_scripts if s.task == kind][:per_kind] for kind in self.cfg.data.tasks}
         sample = [script for scripts in kinds.values() for script in scripts]
         table = scripts_by_id(sample)
-        teacher = make_policy(self.cfg.sft.teacher, table, protocol=self.cfg.agent.protocol)
+        teacher = self.teacher(table)
         perception = make_training_perception(self.cfg, table)
         tokens = functools.partial(self._prompt_length, tokenizer)  # (messages, generation_prompt) -> tokens
         lengths = teacher_completion_tokens(teacher, perception, sample, self.limits, tokens)

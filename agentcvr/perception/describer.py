@@ -15,9 +15,10 @@ measures in the pixels:
     #  moves left to right.'
 
 Scenes with no text, no motion and one flat colour are left out; when nothing is left the answer is the simulator's
-"No significant action observed." At most `max_scenes` scenes are reported, the most relevant to the focus first
-kept (as the simulator ranks events). ImageNet labels (EfficientNet-lite0) were left out: on rendered scenes they
-name objects that are not there, and on real footage their top-1 is often wrong (notes), i.e. not honest signal.
+"No significant action observed." At most `max_scenes` scenes are reported, the most relevant to the focus kept
+(`agentcvr.relevance`, the simulator's ranking, with term rarities over the look's scenes). ImageNet labels
+(EfficientNet-lite0) were left out: on rendered scenes they name objects that are not there, and on real footage their
+top-1 is often wrong (notes), i.e. not honest signal.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ from pydantic import BaseModel, Field
 
 from agentcvr import cancel
 from agentcvr.perception.frames import Frames
+from agentcvr.relevance import most_relevant, terms
 
 NO_VISUAL = "No significant action observed."
 _THUMB = (64, 36)  # (width, height) of the thumbnails scenes and motion are measured on
-_WORD = re.compile(r"[a-z0-9]+")
 
 # A frame probe decodes the frame shown at a clip time: (RGB image, that frame's own clip time). Cuts use it.
 FrameProbe = Callable[[float], tuple[Any, float]]
@@ -124,10 +125,8 @@ class FrameDescriber:
 
     def render(self, scenes: list[Scene], focus: str = "") -> str:
         shown = [s for s in scenes if not s.empty]
-        if len(shown) > self.config.max_scenes:
-            wanted = set(_WORD.findall(focus.lower()))
-            ranked = sorted(shown, key=lambda s: (-len(wanted & set(_WORD.findall(s.text.lower()))), s.start))
-            shown = sorted(ranked[: self.config.max_scenes], key=lambda s: s.start)
+        kept = most_relevant([terms(s.text) for s in shown], focus, self.config.max_scenes)
+        shown = [shown[k] for k in kept]
         if not shown:
             return NO_VISUAL
         return "\n".join(f"[{s.start:.1f}s - {s.end:.1f}s] {_scene_text(s)}" for s in shown)

@@ -13,7 +13,8 @@ With `who_looks="scan"` the master is not asked on choice tasks at all: the wrap
 calls that depend only on the episode) and the reader answers at once. These are the looks the reader was trained on,
 and an episode takes the reader's second instead of the master's minute. `who_looks="search"` adds the search's turn
 after the scan (`agentcvr/policies/search.py`: PEA's steps zoomed on, NC's and CCQA's videos looked at in windows),
-chosen from what the scan showed.
+chosen from what the scan showed. `scan_frames` is how many frames each scan look asks for (16: one frame per ~37 s of
+a 10-minute video, and a short step falls between them; 128, the visual agent's cap: one per ~5 s).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.refine import REFINE_THOUGHT, refine_call
-from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
+from agentcvr.policies.scan_teacher import DEFAULT_FRAMES, ScanTeacher, ScanThen
 from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
 from agentcvr.policies.teaching import looks, write_turn
 from agentcvr.reading import Seen, reads, seen_from
@@ -75,15 +76,19 @@ class ReaderAnswers:
     (`who_looks="scan"`: on choice tasks the scan's looks, then the reader's answer, without the master; `"search"`:
     the scan, then the search's turn (`agentcvr/policies/search.py`), then the reader)."""
 
-    def __init__(self, master: Policy, reader: Answerer, who_looks: WhoLooks = "master"):
+    def __init__(
+        self, master: Policy, reader: Answerer, who_looks: WhoLooks = "master", scan_frames: int = DEFAULT_FRAMES
+    ):
         self.master, self.reader = master, reader
         self.protocol = master.protocol
         # only the looking turns are used (no script: they never answer), cut as the reader's training looks were
         self.scanner: ScanTeacher | None
         if who_looks == "search":
-            self.scanner = ScanThen({}, search_calls, self.protocol, reader.windows, thought=SEARCH_THOUGHT)
+            self.scanner = ScanThen(
+                {}, search_calls, self.protocol, reader.windows, thought=SEARCH_THOUGHT, frames=scan_frames
+            )
         elif who_looks == "scan":
-            self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows)
+            self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows, frames=scan_frames)
         else:
             self.scanner = None
         self._reading = threading.Lock()  # one reader may serve the episodes of several threads (rollouts)

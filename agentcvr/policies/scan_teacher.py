@@ -13,6 +13,10 @@ never learns to answer past what it saw.
 With `windows` above 1 the first turn observes each video as that many contiguous windows instead of whole: each
 look returns at most the simulator's `max_events` lines, so a video's later steps, passes and remarks come back that
 a single whole-video look ranks out. The windows depend on the videos' durations only (what the policy sees).
+
+`frames` is how many frames each scan look asks the visual agent for (`Observe.num_frames`). A look sees only what is
+on screen at its frames: at 16 over a 10-minute video one frame per ~37 s, and a step shorter than that can fall
+between them, on real footage as in the frame-faithful simulator (`simulator.script_sim`, `sampling="frames"`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from agentcvr.script import Script
 
 CALL_PREFIX = "scan_"
+DEFAULT_FRAMES = 16  # Observe.num_frames's default: a scan look at this many frames writes no num_frames
 DIALOGUE_TASKS = frozenset({"NC", "PI"})  # movie tasks: some evidence is only heard
 SCAN_THOUGHT = "Scan every video for what the question and its options name."  # the published protocol's thought
 MORE_THOUGHT = "Look where the evidence is."
@@ -54,11 +59,14 @@ class ScanTeacher:
         dialogue_tasks: frozenset[str] = DIALOGUE_TASKS,
         protocol: Protocol = "tools",
         windows: int = 1,
+        frames: int = DEFAULT_FRAMES,
     ):
         if windows < 1:
             raise ValueError(f"windows must be at least 1, got {windows}")
+        if not 1 <= frames <= 128:
+            raise ValueError(f"frames must be 1..128 (the visual agent's cap), got {frames}")
         self.scripts, self.seed, self.dialogue_tasks = scripts, seed, dialogue_tasks
-        self.protocol, self.windows = protocol, windows
+        self.protocol, self.windows, self.frames = protocol, windows, frames
 
     def turns(self, episode: Episode) -> list[list[Call]]:
         """The looking turns, each a list of (tool, arguments)."""
@@ -72,10 +80,12 @@ class ScanTeacher:
         return turns
 
     def scan_calls(self, video: int, duration: float) -> list[Call]:
-        """The first turn's looks at one video: whole, or `windows` contiguous windows of it."""
+        """The first turn's looks at one video: whole, or `windows` contiguous windows of it, each at `frames`."""
+        density = {} if self.frames == DEFAULT_FRAMES else {"num_frames": self.frames}
         if self.windows == 1:
-            return [("observe", {"video": video})]
-        return [("observe", {"video": video, "start": a, "end": b}) for a, b in window_spans(duration, self.windows)]
+            return [("observe", {"video": video, **density})]
+        spans = window_spans(duration, self.windows)
+        return [("observe", {"video": video, "start": a, "end": b, **density}) for a, b in spans]
 
     def next_turn(self, episode: Episode, made: list[Look]) -> tuple[list[Call], str] | None:
         """The next looking turn's calls and thought after the looks `made` (None: answer now)."""
@@ -112,8 +122,9 @@ class ScanThen(ScanTeacher):
         protocol: Protocol = "tools",
         windows: int = 1,
         thought: str = MORE_THOUGHT,
+        frames: int = DEFAULT_FRAMES,
     ):
-        super().__init__(scripts, protocol=protocol, windows=windows)
+        super().__init__(scripts, protocol=protocol, windows=windows, frames=frames)
         self.more, self.thought = more, thought
 
     def next_turn(self, episode: Episode, made: list[Look]) -> tuple[list[Call], str] | None:

@@ -131,3 +131,20 @@ def test_dominant_colours_and_motion_of_a_moving_square():
     assert dominant_colours(thumbs)[0][0] == "dark blue"
     assert describe_motion(thumbs) == "a red object moves left to right"
     assert describe_motion(np.repeat(thumbs[:1], 4, axis=0)) == ""  # still
+
+
+@pytest.mark.parametrize("frames", [3, 5])
+def test_the_frame_sampling_simulator_sees_what_the_describer_reads(describer, rendered, frames):
+    """Video 1 holds the cat (0-10 s) and the milk (20-25 s): 3 frames over 0-28 s (4.7, 14, 23.3 s) land on both, 5
+    frames (2.8, 8.4, 14, 19.6, 25.2 s) miss the milk, on the rendered video and in the simulator alike."""
+    from agentcvr.actions import Observe
+    from scripts_gen.known_facts import facts_script
+    from simulator.script_sim import ScriptSimulator
+
+    script = facts_script()
+    look = Observe(video=1, start=0, end=28, num_frames=frames)
+    simulated = ScriptSimulator({script.id: script}, sampling="frames").observe(script.episode, look)
+    read = _describe(describer, rendered[1].videos[0].path, 0, 28, frames=frames)
+    seen = {fact for fact in ("cat", "milk") if FACTS[fact] in read}
+    assert seen == {fact for fact in ("cat", "milk") if FACTS[fact] in simulated}
+    assert seen == ({"cat", "milk"} if frames == 3 else {"cat"})

@@ -56,6 +56,24 @@ def test_with_windows_each_video_is_looked_at_in_contiguous_windows_and_more_com
         ScanTeacher(table, windows=0)
 
 
+def test_frames_are_asked_of_every_scan_look_and_a_frame_sampling_simulator_then_shows_more():
+    script = generate_one("CC", 2, 10000)
+    table = {script.id: script}
+    sim = ScriptSimulator(table, max_events=100, sampling="frames")
+
+    def scan(frames):
+        result = Agent(ScanTeacher(table, frames=frames), sim, Limits(max_turns=4)).run(script.episode)
+        return [step for step in result.steps if step.kind == "tool"]
+
+    sparse, dense = scan(16), scan(128)
+    assert {s.arguments["num_frames"] for s in sparse} == {16} and {s.arguments["num_frames"] for s in dense} == {128}
+    lines = [sum(len(s.observation.splitlines()) for s in looks) for looks in (sparse, dense)]
+    assert lines[0] < lines[1]  # at 16 frames over minutes of cooking, steps fall between frames
+    assert ScanTeacher(table).scan_calls(1, 60.0) == [("observe", {"video": 1})]  # the default writes no frames
+    with pytest.raises(ValueError, match="frames must be 1..128"):
+        ScanTeacher(table, frames=129)
+
+
 def test_movie_tasks_also_listen():
     result = run(generate_one("PI", 1, 10000))
     assert [step.tool for step in result.steps] == ["observe", "observe", "listen", "listen", "answer"]

@@ -2,6 +2,8 @@
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from agentcvr.actions import Listen, Observe
 from agentcvr.script import Event, Script, VideoScript
 from simulator.noise import Noise
@@ -102,3 +104,35 @@ def test_describer_style_writes_visual_lines_as_the_frame_describer_and_leaves_s
     said = [_said(line.split("] ", 1)[1]) for line in lines]
     assert said == [line.split("] ", 1)[1] for line in plain.observe(ep, look).splitlines()]
     assert styled.listen(ep, listen) == plain.listen(ep, listen)
+
+
+def _steps_script() -> Script:
+    """Ten 3-second steps, one every 10 s of a 100-s video."""
+    events = [Event(start=10 * i, end=10 * i + 3, visual=f"step {i} of the recipe") for i in range(10)]
+    return Script(
+        id="f", task="CC", question="?", answer="A", videos=[VideoScript(index=1, duration=100, events=events)]
+    )
+
+
+def test_frame_sampling_sees_only_the_events_on_screen_at_the_calls_frames():
+    script = _steps_script()
+    sim = ScriptSimulator({"f": script}, max_events=20, sampling="frames")
+    # 10 frames over 0-100 s sit at 5, 15, ..., 95 s: every one between two steps
+    assert sim.observe(script.episode, Observe(video=1, start=0, end=100, num_frames=10)) == NO_VISUAL
+    # 50 frames sit at 1, 3, 5, ... s: each step holds one
+    seen = sim.observe(script.episode, Observe(video=1, start=0, end=100, num_frames=50)).splitlines()
+    assert seen == [f"[{10 * i}.0s - {10 * i + 3}.0s] step {i} of the recipe" for i in range(10)]
+    # a zoom at the default 16 frames over 0-20 s lands on both steps there
+    zoom = sim.observe(script.episode, Observe(video=1, start=0, end=20))
+    assert zoom.splitlines() == ["[0.0s - 3.0s] step 0 of the recipe", "[10.0s - 13.0s] step 1 of the recipe"]
+
+
+def test_event_sampling_sees_every_event_in_the_interval_whatever_the_frames():
+    script = _steps_script()
+    sim = ScriptSimulator({"f": script}, max_events=20)
+    assert len(sim.observe(script.episode, Observe(video=1, start=0, end=100, num_frames=10)).splitlines()) == 10
+
+
+def test_an_unknown_sampling_is_refused():
+    with pytest.raises(ValueError, match="unknown sampling 'pixels'"):
+        ScriptSimulator({}, sampling="pixels")

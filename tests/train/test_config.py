@@ -105,3 +105,23 @@ def test_zero_grpo_steps_make_the_warm_start_the_result(tmp_path):
     assert not (tmp_path / "run" / "final").exists()
     with pytest.raises(ValueError, match="greater than or equal to -1"):
         load_config("cpu-tiny", ["grpo.max_steps=-2"])
+
+
+
+def test_the_warm_starts_scan_teacher_asks_for_its_frames_and_the_simulator_shows_what_they_land_on(tmp_path):
+    """`sft.teacher_frames` reaches every scan look the warm start imitates; `simulator.sampling=frames` reaches the
+    simulator those looks go to."""
+    from agentcvr.agent import Agent
+    from agentcvr.components import make_training_perception
+    from train.pipeline import Run, make_scripts
+    from train.trajectories import scripts_by_id
+
+    cfg = load_config("cpu-learn", ["simulator.sampling=frames", "sft.teacher_frames=128", "data.tasks=[CC]"])
+    run = Run(cfg, tmp_path)
+    script = make_scripts(cfg)[0][0]
+    table = scripts_by_id([script])
+    perception = make_training_perception(cfg, table)
+    assert perception.sampling == "frames"
+    result = Agent(run.teacher(table), perception, run.limits).run(script.episode)
+    looks = [step for step in result.steps if step.kind == "tool"]
+    assert looks and {step.arguments["num_frames"] for step in looks} == {128}
