@@ -107,7 +107,6 @@ def test_zero_grpo_steps_make_the_warm_start_the_result(tmp_path):
         load_config("cpu-tiny", ["grpo.max_steps=-2"])
 
 
-
 def test_the_warm_starts_scan_teacher_asks_for_its_frames_and_the_simulator_shows_what_they_land_on(tmp_path):
     """`sft.teacher_frames` reaches every scan look the warm start imitates; `simulator.sampling=frames` reaches the
     simulator those looks go to."""
