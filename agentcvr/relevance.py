@@ -41,7 +41,9 @@ def relevance(line: frozenset[str], focus: frozenset[str], weights: dict[str, fl
     return round(sum(weights[term] for term in focus & line), 9)
 
 
-def most_relevant(lines: Sequence[frozenset[str]], focus: str, keep: int, weights: dict[str, float] | None = None):
+def most_relevant(
+    lines: Sequence[frozenset[str]], focus: str, keep: int, weights: dict[str, float] | None = None
+) -> list[int]:
     """The indices of the `keep` lines most relevant to `focus`, earlier first on ties, in their own order.
     `weights`: term rarities over a wider set than `lines` (the simulator weighs over the whole video)."""
     if len(lines) <= keep:

@@ -177,6 +177,12 @@ class SFTConfig(_Section):
     val_fraction: float = 0.1
     answer_weight: float = Field(default=1.0, description="Loss weight of the answer turn's tokens.")
     max_seconds: float | None = Field(default=None, description="Wall-clock cap; None = run to convergence.")
+    checkpoint_minutes: float | None = Field(
+        default=10.0,
+        ge=0,
+        description="Also checkpoint within an epoch this often (a --resume goes on from the next batch); None: only "
+        "after each epoch.",
+    )
     max_length: int = Field(default=2048, description="Trajectories longer than this (tokens) are dropped.")
 
 

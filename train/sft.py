@@ -150,8 +150,9 @@ def train_sft(
 ) -> SFTResult:
     """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best
     weights. With `checkpoint`, everything needed to go on (weights, optimizer, schedule, sampling state, the best
-    weights so far) is written there after each epoch, and a run that finds the file continues after its last
-    complete epoch: an interrupted warm start loses at most one epoch."""
+    weights so far) is written there after each epoch and every `checkpoint_minutes` within one, and a run that finds
+    the file goes on from the batch after it, in the same batch order: an interrupted warm start (one epoch of a 135 M
+    model is 80 minutes on 2 cores) loses at most those minutes."""
     import copy
 
     import torch
@@ -187,6 +188,7 @@ def train_sft(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_at)
     started = time.perf_counter()
     best_state, bad_epochs, step, first_epoch = None, 0, 0, 1
+    done = 0  # batches of `first_epoch` already trained (a checkpoint written within it)
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False)
         model.load_state_dict(saved["model"])
@@ -196,17 +198,45 @@ def train_sft(
         torch.set_rng_state(saved["torch_rng"])
         best_state, bad_epochs, step = saved["best_state"], saved["bad_epochs"], saved["step"]
         result = SFTResult(**saved["result"])
-        started -= result.seconds
-        first_epoch = result.epochs + 1
-        log(f"sft: resuming after epoch {result.epochs} ({step} steps, best validation loss {result.best_val:.4f})")
+        started -= saved.get("seconds", result.seconds)
+        first_epoch, done = result.epochs + 1, saved.get("batches_done", 0)
+        within = f", {done} batches into epoch {first_epoch}" if done else ""
+        log(
+            f"sft: resuming after epoch {result.epochs}{within} ({step} steps, best validation loss "
+            f"{result.best_val:.4f})"
+        )
     else:
         result.val_loss.append((0, _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)))
+
+    def save(batches_done: int = 0, epoch_rng: object = None) -> None:
+        """Everything needed to go on; within an epoch, also the sampling state its batch order was drawn from."""
+        state = {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": epoch_rng if batches_done else rng.getstate(),
+            "torch_rng": torch.get_rng_state(),
+            "best_state": best_state,
+            "bad_epochs": bad_epochs,
+            "step": step,
+            "result": dict(result.__dict__),
+            "batches_done": batches_done,
+            "seconds": time.perf_counter() - started,
+        }
+        partial = checkpoint.with_suffix(".partial")
+        torch.save(state, partial)
+        partial.replace(checkpoint)  # a crash mid-write leaves the previous checkpoint whole
+
     model.train()
     for epoch in range(first_epoch, cfg.max_epochs + 1):
         if result.stopped:  # a checkpoint written after the stopping epoch
             break
         window = []
-        for batch in _batches(train, cfg.batch_size, rng):
+        epoch_rng = rng.getstate()  # the batch order below is drawn from this: a resume within the epoch redraws it
+        saved_at = time.perf_counter()
+        for index, batch in enumerate(_batches(train, cfg.batch_size, rng)):
+            if index < done:  # trained before the interruption
+                continue
             input_ids, attention, labels, weights = _collate(batch, tokenizer.pad_token_id)
             loss, _ = assistant_loss(model, input_ids, attention, labels, weights)
             loss.backward()
@@ -222,6 +252,11 @@ def train_sft(
                 elapsed = time.perf_counter() - started
                 log(f"sft step {step}/{total_steps} (epoch {epoch}): train loss {mean:.4f}, {elapsed:.0f} s")
                 window = []
+            minutes = cfg.checkpoint_minutes
+            if checkpoint is not None and minutes is not None and time.perf_counter() - saved_at >= 60 * minutes:
+                save(index + 1, epoch_rng)
+                saved_at = time.perf_counter()
+        done = 0
         val_loss = _evaluate(model, val, cfg.batch_size, tokenizer.pad_token_id)
         result.val_loss.append((step, val_loss))
         result.epochs, result.steps = epoch, step
@@ -242,20 +277,7 @@ def train_sft(
             result.stopped = f"max_epochs {cfg.max_epochs}"
         if checkpoint is not None:
             result.seconds = elapsed
-            state = {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "rng": rng.getstate(),
-                "torch_rng": torch.get_rng_state(),
-                "best_state": best_state,
-                "bad_epochs": bad_epochs,
-                "step": step,
-                "result": dict(result.__dict__),
-            }
-            partial = checkpoint.with_suffix(".partial")
-            torch.save(state, partial)
-            partial.replace(checkpoint)  # a crash mid-write leaves the previous epoch's checkpoint whole
+            save()
         if result.stopped:
             break
     if best_state is not None:

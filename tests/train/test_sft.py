@@ -172,3 +172,48 @@ def test_a_lora_warm_start_trains_only_the_adapter_and_merges_into_the_same_func
         merged = model.merge_and_unload()
         assert not any("lora" in name for name, _ in merged.named_parameters())
         assert torch.allclose(merged(input_ids=ids).logits, adapted, atol=1e-4)
+
+
+def test_a_warm_start_interrupted_within_an_epoch_goes_on_from_the_next_batch_as_if_never_stopped(tmp_path):
+    """One epoch of looker-v5's warm start is 80 minutes on 2 cores: a checkpoint within the epoch keeps an
+    interruption from losing it all, and the resumed run draws the same batch order and ends on the same weights."""
+    import pytest
+    import torch
+
+    from train.config import SFTConfig, TrainConfig
+    from train.sft import train_sft
+    from train.tiny_model import build_tiny_model
+
+    scripts = [generate_one("PI", i, 0) for i in range(3)]
+    table = {s.id: s for s in scripts}
+    limits = Limits(max_turns=4, max_observation_chars=200)
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    texts = render_with_template(conversations, tool_schemas()) * 12  # 27 training batches an epoch
+    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
+    small = TrainConfig().model.model_copy(
+        update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "max_position_embeddings": 1024}
+    )
+    cfg = SFTConfig(max_epochs=2, batch_size=1, warmup_steps=2, patience=5, val_fraction=0.25, checkpoint_minutes=0)
+
+    def fresh():
+        return build_tiny_model(small, tokenizer, seed=0)
+
+    whole_model, unsaved = fresh(), cfg.model_copy(update={"checkpoint_minutes": None})
+    whole = train_sft(whole_model, tokenizer, texts, unsaved, log=lambda _: None)
+
+    def stop_at_step_20(message: str) -> None:
+        if message.startswith("sft step 20/"):
+            raise KeyboardInterrupt
+
+    checkpoint = tmp_path / "sft_checkpoint.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train_sft(fresh(), tokenizer, texts, cfg, log=stop_at_step_20, checkpoint=checkpoint)
+    messages: list[str] = []
+    resumed_model = fresh()
+    resumed = train_sft(resumed_model, tokenizer, texts, cfg, log=messages.append, checkpoint=checkpoint)
+    assert messages[0].startswith("sft: resuming after epoch 0, 19 batches into epoch 1 (19 steps")
+    assert resumed.steps == whole.steps == 54 and resumed.epochs == whole.epochs == 2
+    assert [step for step, _ in resumed.val_loss] == [step for step, _ in whole.val_loss]
+    assert [loss for _, loss in resumed.val_loss] == pytest.approx([loss for _, loss in whole.val_loss])
+    for a, b in zip(whole_model.state_dict().values(), resumed_model.state_dict().values(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
