@@ -71,7 +71,7 @@ def test_an_option_the_policy_does_not_take_is_refused_by_name(tmp_path):
     write_jsonl(generate("NC", 1, seed=5), scripts)
     args = ["run", "--policy", "expert", "--seed", "3", "--scripts", str(scripts)]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
-    refused = "policy 'expert' takes no option seed (its options: reader, reader_looks, protocol)"
+    refused = "policy 'expert' takes no option seed (its options: reader, reader_looks, scan_frames, protocol)"
     assert result.exit_code == 2 and refused in result.output
 
 
@@ -109,10 +109,13 @@ def test_component_options_from_the_command_line_are_recorded_or_refused_by_name
     ran = CliRunner().invoke(app, [*base, "-o", "policy.seed=4", "-o", "perception.noise.seed=2"])
     assert ran.exit_code == 0, ran.output
     spec = json.loads(out.read_text())["spec"]
-    assert spec["policy"]["options"] == {"seed": 4} and spec["perception"]["options"] == {"noise": {"seed": 2}}
+    assert spec["policy"]["options"] == {"seed": 4} and spec["perception"]["options"] == {
+        "noise": {"seed": 2},
+        "sampling": "events",
+    }
     for option, refused in [
         ("perception.noise.sed=2", "perception 'sim' takes no option noise.sed (options of noise: seed,"),
-        ("policy.sed=4", "policy 'random' takes no option sed (its options: reader, reader_looks, seed)"),
+        ("policy.sed=4", "policy 'random' takes no option sed (its options: reader, reader_looks, scan_frames, seed)"),
         ("seed=4", "option 'seed=4' must name its part: policy.KEY=VALUE or perception.KEY=VALUE"),
     ]:
         result = CliRunner().invoke(app, [*base, "-o", option], env={"COLUMNS": "400"})
