@@ -151,7 +151,7 @@ async def _multipart(request: Request, settings: Settings, trace_id: str, limit:
         "question": form.get("question"),
         "options": [o for o in form.getlist("options") if isinstance(o, str)],
         "task": form.get("task") or None,
-        "videos": [VideoInput(path=p).model_dump() for p in paths] + [{"path": "upload"} for _ in uploads],
+        "videos": [{"path": p} for p in paths] + [{"path": "upload"} for _ in uploads],  # checked just below
         **({"max_turns": max_turns} if max_turns not in (None, "") else {}),
     }
     try:

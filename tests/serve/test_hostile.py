@@ -105,6 +105,8 @@ def test_hostile_uploads(client, media):
         "/answer", content=b"--xx\r\nnonsense", headers={"content-type": "multipart/form-data; boundary=xx"}
     )
     assert 400 <= broken.status_code < 500
+    long_path = client.post("/answer", files=[("question", (None, "q")), ("videos", (None, "v" * 2000))])  # a field
+    assert long_path.status_code == 422 and long_path.json()["message"].startswith("videos.0.path: String should")
 
 
 TRACE = "0" * 32
