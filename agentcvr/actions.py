@@ -56,6 +56,10 @@ class _Interval(BaseModel):
         return (self.start or 0.0, duration if self.end is None else self.end)
 
 
+DEFAULT_FRAMES = 16  # frames a look samples when it names none
+MAX_FRAMES = 128  # the published prompts' cap on frames per call
+
+
 class Observe(_Interval):
     """Ask the visual agent what happens in a video (between start and end, or the whole video), with a focus prompt."""
 
@@ -63,7 +67,9 @@ class Observe(_Interval):
     focus: str = Field(
         default="", max_length=500, description="What to look for in these frames (left out: the question and options)."
     )
-    num_frames: int = Field(default=16, ge=1, le=128, description="Frames to sample uniformly in the interval.")
+    num_frames: int = Field(
+        default=DEFAULT_FRAMES, ge=1, le=MAX_FRAMES, description="Frames to sample uniformly in the interval."
+    )
 
 
 class Listen(_Interval):

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentcvr.actions import DEFAULT_FRAMES, MAX_FRAMES
 from agentcvr.interfaces import Perception, Policy
 from agentcvr.script import Script
 from agentcvr.spec import Component
@@ -110,7 +111,7 @@ class PolicyOptions(Options):
         default="master", description=READER_LOOKS_HELP
     )
     scan_frames: Annotated[int, Recorded(while_on="reader")] = Field(
-        default=16, ge=1, le=128, description=SCAN_FRAMES_HELP
+        default=DEFAULT_FRAMES, ge=1, le=MAX_FRAMES, description=SCAN_FRAMES_HELP
     )
 
 
@@ -134,7 +135,7 @@ class GGUFOptions(PolicyOptions):
 
     reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
     reader_looks: Literal["master", "scan", "search"] = Field(default="scan", description=READER_LOOKS_HELP)
-    scan_frames: int = Field(default=128, ge=1, le=128, description=SCAN_FRAMES_HELP)  # steps seen on footage
+    scan_frames: int = Field(default=MAX_FRAMES, ge=1, le=MAX_FRAMES, description=SCAN_FRAMES_HELP)  # seen on footage
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(
         default=None,
@@ -150,7 +151,7 @@ class GGUFFreeOptions(GGUFOptions):
 
     reader: str | None = Field(default=None, description=READER_HELP)
     reader_looks: Literal["master", "scan", "search"] = Field(default="master", description=READER_LOOKS_HELP)
-    scan_frames: int = Field(default=16, ge=1, le=128, description=SCAN_FRAMES_HELP)
+    scan_frames: int = Field(default=DEFAULT_FRAMES, ge=1, le=MAX_FRAMES, description=SCAN_FRAMES_HELP)
 
 
 class TrainedOptions(PolicyOptions):

@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentcvr.actions import DEFAULT_FRAMES, MAX_FRAMES
 from agentcvr.overrides import apply_override
 
 PRESETS = Path(__file__).parent / "presets"
@@ -161,9 +162,9 @@ class SFTConfig(_Section):
         "(looks only where the question points, a policy can imitate it).",
     )
     teacher_frames: int = Field(
-        default=16,
+        default=DEFAULT_FRAMES,
         ge=1,
-        le=128,
+        le=MAX_FRAMES,
         description="Frames each of the scan teacher's whole-video looks asks for (with simulator.sampling=frames a "
         "look sees only what is on screen at its frames, as on footage; 128 is the visual agent's cap).",
     )

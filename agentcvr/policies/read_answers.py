@@ -23,12 +23,12 @@ import re
 import threading
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from agentcvr.actions import Answer
+from agentcvr.actions import DEFAULT_FRAMES, Answer
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.refine import REFINE_THOUGHT, refine_call
-from agentcvr.policies.scan_teacher import DEFAULT_FRAMES, ScanTeacher, ScanThen
+from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
 from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
 from agentcvr.policies.teaching import looks, write_turn
 from agentcvr.reading import Seen, reads, seen_from

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from agentcvr.actions import DEFAULT_FRAMES, MAX_FRAMES
 from agentcvr.episode import Episode
 from agentcvr.interfaces import PolicyOutput
 from agentcvr.policies.expert import answer_if_seen
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from agentcvr.script import Script
 
 CALL_PREFIX = "scan_"
-DEFAULT_FRAMES = 16  # Observe.num_frames's default: a scan look at this many frames writes no num_frames
 DIALOGUE_TASKS = frozenset({"NC", "PI"})  # movie tasks: some evidence is only heard
 SCAN_THOUGHT = "Scan every video for what the question and its options name."  # the published protocol's thought
 MORE_THOUGHT = "Look where the evidence is."
@@ -63,8 +63,8 @@ class ScanTeacher:
     ):
         if windows < 1:
             raise ValueError(f"windows must be at least 1, got {windows}")
-        if not 1 <= frames <= 128:
-            raise ValueError(f"frames must be 1..128 (the visual agent's cap), got {frames}")
+        if not 1 <= frames <= MAX_FRAMES:
+            raise ValueError(f"frames must be 1..{MAX_FRAMES} (the visual agent's cap), got {frames}")
         self.scripts, self.seed, self.dialogue_tasks = scripts, seed, dialogue_tasks
         self.protocol, self.windows, self.frames = protocol, windows, frames
 
@@ -81,7 +81,7 @@ class ScanTeacher:
 
     def scan_calls(self, video: int, duration: float) -> list[Call]:
         """The first turn's looks at one video: whole, or `windows` contiguous windows of it, each at `frames`."""
-        density = {} if self.frames == DEFAULT_FRAMES else {"num_frames": self.frames}
+        density = {} if self.frames == DEFAULT_FRAMES else {"num_frames": self.frames}  # the default is not written
         if self.windows == 1:
             return [("observe", {"video": video, **density})]
         spans = window_spans(duration, self.windows)

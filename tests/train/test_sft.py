@@ -61,23 +61,11 @@ def test_an_interrupted_warm_start_resumes_after_its_last_epoch_as_if_never_stop
     import pytest
     import torch
 
-    from train.config import SFTConfig, TrainConfig
+    from train.config import SFTConfig
     from train.sft import train_sft
-    from train.tiny_model import build_tiny_model
 
-    scripts = [generate_one("PI", i, 0) for i in range(3)]
-    table = {s.id: s for s in scripts}
-    limits = Limits(max_turns=4, max_observation_chars=200)
-    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
-    texts = render_with_template(conversations, tool_schemas()) * 4
-    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
-    small = TrainConfig().model.model_copy(
-        update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "max_position_embeddings": 1024}
-    )
+    texts, tokenizer, fresh = _tiny_warm_start(copies=4)
     cfg = SFTConfig(max_epochs=3, batch_size=4, warmup_steps=2, patience=5, val_fraction=0.25)
-
-    def fresh():
-        return build_tiny_model(small, tokenizer, seed=0)
 
     whole = train_sft(fresh(), tokenizer, texts, cfg, log=lambda _: None)
 
@@ -180,23 +168,11 @@ def test_a_warm_start_interrupted_within_an_epoch_goes_on_from_the_next_batch_as
     import pytest
     import torch
 
-    from train.config import SFTConfig, TrainConfig
+    from train.config import SFTConfig
     from train.sft import train_sft
-    from train.tiny_model import build_tiny_model
 
-    scripts = [generate_one("PI", i, 0) for i in range(3)]
-    table = {s.id: s for s in scripts}
-    limits = Limits(max_turns=4, max_observation_chars=200)
-    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
-    texts = render_with_template(conversations, tool_schemas()) * 12  # 27 training batches an epoch
-    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
-    small = TrainConfig().model.model_copy(
-        update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "max_position_embeddings": 1024}
-    )
+    texts, tokenizer, fresh = _tiny_warm_start(copies=12)  # 27 training batches an epoch
     cfg = SFTConfig(max_epochs=2, batch_size=1, warmup_steps=2, patience=5, val_fraction=0.25, checkpoint_minutes=0)
-
-    def fresh():
-        return build_tiny_model(small, tokenizer, seed=0)
 
     whole_model, unsaved = fresh(), cfg.model_copy(update={"checkpoint_minutes": None})
     whole = train_sft(whole_model, tokenizer, texts, unsaved, log=lambda _: None)
@@ -217,3 +193,25 @@ def test_a_warm_start_interrupted_within_an_epoch_goes_on_from_the_next_batch_as
     assert [loss for _, loss in resumed.val_loss] == pytest.approx([loss for _, loss in whole.val_loss])
     for a, b in zip(whole_model.state_dict().values(), resumed_model.state_dict().values(), strict=True):
         assert torch.allclose(a, b, atol=1e-6)
+
+
+def _tiny_warm_start(copies: int):
+    """Expert trajectories of three PI scripts, `copies` times over, their tokenizer, and a maker of the same
+    one-layer model: a warm start small enough to train twice in a test."""
+    from train.config import TrainConfig
+    from train.tiny_model import build_tiny_model
+
+    scripts = [generate_one("PI", i, 0) for i in range(3)]
+    table = {s.id: s for s in scripts}
+    limits = Limits(max_turns=4, max_observation_chars=200)
+    conversations, _ = teacher_conversations(scripts, ExpertPolicy(table), ScriptSimulator(table), limits)
+    texts = render_with_template(conversations, tool_schemas()) * copies
+    tokenizer = train_tokenizer(texts, vocab_size=600, fixed=boilerplate(tool_schemas()))
+    small = TrainConfig().model.model_copy(
+        update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "max_position_embeddings": 1024}
+    )
+
+    def fresh():
+        return build_tiny_model(small, tokenizer, seed=0)
+
+    return texts, tokenizer, fresh
