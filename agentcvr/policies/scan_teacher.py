@@ -2,15 +2,17 @@
 
 The expert (`expert.py`) looks exactly where the script's evidence is, which no policy can know from the question:
 a warm start that imitates it learns calls that land on the evidence in 2-10 % of held-out episodes. This teacher
-makes the calls a policy could make: its first turn observes every video whole with no focus, so the visual agent
-looks for the question and its options (the simulator ranks a whole video's events by that focus), and the call
-has nothing to copy; on task kinds about dialogue its second turn listens to every video. On FSA it observes video
-1's reference segment (given in the episode's context), then video 2 whole, again with no focus: the loop then
+makes the calls a policy could make: it observes every video whole with no focus, so the visual agent looks for the
+question and its options (the simulator ranks a whole video's events by that focus), and the call has nothing to
+copy. On task kinds about dialogue it listens to every video first, then looks: that way the choice to listen rests
+on the question alone (listening second, a looker trained on simulated looks had to decide it after rendered looks,
+whose text it had never seen, and answered rendered movies unheard). On FSA it observes video 1's reference segment
+(given in the episode's context), then video 2 whole, again with no focus: the loop then
 searches for what the earlier look showed (`Session.perceive`). It then answers the truth only if every evidence fact
 came back in those observations, and a random well-formed answer otherwise, as the expert does: the warm start
 never learns to answer past what it saw.
 
-With `windows` above 1 the first turn observes each video as that many contiguous windows instead of whole: each
+With `windows` above 1 the scan observes each video as that many contiguous windows instead of whole: each
 look returns at most the simulator's `max_events` lines, so a video's later steps, passes and remarks come back that
 a single whole-video look ranks out. The windows depend on the videos' durations only (what the policy sees).
 
@@ -74,10 +76,10 @@ class ScanTeacher:
         segment = reference_segment(episode) if episode.task == "FSA" and len(videos) == 2 else None
         if segment is not None:  # the reference segment, then video 2 searched for what it showed
             return [[("observe", {"video": 1, "start": segment[0], "end": segment[1]})], [("observe", {"video": 2})]]
-        turns: list[list[Call]] = [[call for v in episode.videos for call in self.scan_calls(v.index, v.duration)]]
-        if episode.task in self.dialogue_tasks:
-            turns.append([("listen", {"video": v}) for v in videos])
-        return turns
+        scan = [call for v in episode.videos for call in self.scan_calls(v.index, v.duration)]
+        if episode.task in self.dialogue_tasks:  # listening first: that choice then rests on the question alone
+            return [[("listen", {"video": v}) for v in videos], scan]
+        return [scan]
 
     def scan_calls(self, video: int, duration: float) -> list[Call]:
         """The first turn's looks at one video: whole, or `windows` contiguous windows of it, each at `frames`."""

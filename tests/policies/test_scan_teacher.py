@@ -76,7 +76,7 @@ def test_frames_are_asked_of_every_scan_look_and_a_frame_sampling_simulator_then
 
 def test_movie_tasks_also_listen():
     result = run(generate_one("PI", 1, 10000))
-    assert [step.tool for step in result.steps] == ["observe", "observe", "listen", "listen", "answer"]
+    assert [step.tool for step in result.steps] == ["listen", "listen", "observe", "observe", "answer"]
 
 
 def test_the_calls_do_not_read_the_script():
