@@ -4,7 +4,7 @@
     agentcvr gen-scripts --task all -n 20 --seed 0 --out data/scripts.jsonl
     agentcvr run --policy gguf --perception sim --scripts data/scripts.jsonl
     agentcvr train-sim --preset cpu-tiny
-    agentcvr pack-master runs/looker/warmstart agentcvr/masters/looker-v5   # ship a trained master (--policy trained)
+    agentcvr pack-master runs/looker/warmstart agentcvr/masters/looker-v8   # ship a trained master (--policy trained)
     agentcvr render --scripts data/scripts.jsonl --out runs/rendered
     agentcvr eval fidelity ...
     agentcvr serve --media-root videos/                # POST /answer; agentcvr ask "QUESTION" a.mp4 b.mp4
@@ -211,7 +211,7 @@ def models(
 @app.command("pack-master")
 def pack_master(
     source: Annotated[Path, typer.Argument(help="A train-sim checkpoint: RUN/final or RUN/warmstart.")],
-    folder: Annotated[Path, typer.Argument(help="Where the packed master goes, e.g. agentcvr/masters/looker-v5.")],
+    folder: Annotated[Path, typer.Argument(help="Where the packed master goes, e.g. agentcvr/masters/looker-v8.")],
     command: Annotated[str, typer.Option(help="The command that trained it, kept in its manifest.")] = "",
 ) -> None:
     """Copy a trained master's inference files into FOLDER with a sha256 manifest (how `--policy trained` ships).

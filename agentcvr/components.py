@@ -6,7 +6,7 @@ looks and an answer matched from the observed sentences, on PSS the model scans 
 `reader=none` for the model alone; `gguf:<model name or .gguf path>` for another
 model), `gguf-free` (the model alone, choosing every call itself: the published zero-shot setting),
 `openai:<model>` (any OpenAI-compatible server, URL from --base-url or OPENAI_BASE_URL), `hf:<checkpoint dir>`,
-`trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v5` by default, that makes
+`trained` (`trained:<shipped name or checkpoint dir>`: a master trained here, `looker-v8` by default, that makes
 every call itself; the shipped reader answers what it can from those looks).
 Perceptions: `sim` (rule-based script simulator), `llm-sim` (an LLM given the interval's script slice),
 `real` (decord frames + visual agent, faster-whisper); `jigsaw=True` wraps any of them in OmniJigsaw's modality

@@ -36,8 +36,8 @@ LORA_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.jso
 ADAPTER_FOLDER = "adapter"  # where a LoRA warm start keeps its peft adapter
 LORA_ADAPTER = "adapter.gguf"
 GGUF_PREFIX = "gguf:"  # a registry GGUF by name: the base a LoRA master runs over
-SHIPPED = {name: Path(__file__).parent / "masters" / name for name in ("looker-v2", "looker-v4", "looker-v5")}
-DEFAULT_TRAINED = "looker-v5"  # `--policy trained`
+SHIPPED = {name: Path(__file__).parent / "masters" / name for name in ("looker-v2", "looker-v5", "looker-v8")}
+DEFAULT_TRAINED = "looker-v8"  # `--policy trained`
 
 
 def master_folder(name: str | Path) -> Path:

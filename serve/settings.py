@@ -32,7 +32,7 @@ class Settings(BaseSettings):
 
     policy: str = Field(
         default=DEFAULT_POLICY,
-        description="Master policy: gguf (embedded), gguf:FILE, trained (looker-v5), openai:MODEL, hf:DIR.",
+        description="Master policy: gguf (embedded), gguf:FILE, trained (looker-v8), openai:MODEL, hf:DIR.",
     )
     policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL for policy openai:MODEL.")
     policy_threads: int | None = Field(
