@@ -271,7 +271,7 @@ def test_with_scan_the_reader_answers_choice_tasks_after_the_scan_without_the_ma
     agent = Agent(ReaderAnswers(never, base, who_looks="scan"), ScriptSimulator(table), Limits(max_turns=4))
     result = agent.run(pi.episode)
     item = reading_items([pi], Limits(max_turns=4))[0]  # the scan teacher's looks at the same episode
-    assert [s.tool for s in result.steps[:-1]] == ["observe", "observe", "listen", "listen"]
+    assert [s.tool for s in result.steps[:-1]] == ["listen", "listen", "observe", "observe"]
     assert result.answer == "ABCDEF"[choose(base.head(prepare(item, base.encoder)).tolist(), False)[0]]
     assert "after the scan" in result.steps[-1].thought
     # FSA: the reference segment, then video 2 searched for it, then the matched segment closer until the frames are
