@@ -7,10 +7,10 @@ question and its options (the simulator ranks a whole video's events by that foc
 copy. On task kinds about dialogue it listens to every video first, then looks: that way the choice to listen rests
 on the question alone (listening second, a looker trained on simulated looks had to decide it after rendered looks,
 whose text it had never seen, and answered rendered movies unheard). On FSA it observes video 1's reference segment
-(given in the episode's context), then video 2 whole, again with no focus: the loop then
-searches for what the earlier look showed (`Session.perceive`). It then answers the truth only if every evidence fact
-came back in those observations, and a random well-formed answer otherwise, as the expert does: the warm start
-never learns to answer past what it saw.
+(given in the episode's context), then video 2 whole, again with no focus: the loop then searches for what the
+earlier look showed (`Session.perceive`). It then answers the truth only if every evidence fact came back in those
+observations, and a random well-formed answer otherwise, as the expert does: the warm start never learns to answer
+past what it saw.
 
 With `windows` above 1 the scan observes each video as that many contiguous windows instead of whole: each
 look returns at most the simulator's `max_events` lines, so a video's later steps, passes and remarks come back that
@@ -82,7 +82,7 @@ class ScanTeacher:
         return [scan]
 
     def scan_calls(self, video: int, duration: float) -> list[Call]:
-        """The first turn's looks at one video: whole, or `windows` contiguous windows of it, each at `frames`."""
+        """The scan's looks at one video: whole, or `windows` contiguous windows of it, each at `frames`."""
         density = {} if self.frames == DEFAULT_FRAMES else {"num_frames": self.frames}  # the default is not written
         if self.windows == 1:
             return [("observe", {"video": video, **density})]
