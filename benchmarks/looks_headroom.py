@@ -4,10 +4,14 @@ evidence is): the gap between them is all a master's looking (and so GRPO over i
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/looks_headroom.py --scripts runs/seed21.jsonl --per-task 20 \\
         --reader scan-v1 --reader runs/reader-lex/reader
+    # as the default master looks on footage: 128 frames a look, only what is on screen at them
+    ... benchmarks/looks_headroom.py --scripts runs/seed22.jsonl --per-task 60 --sampling frames --scan-frames 128 \
+        --frames 16 --plan scan --plan scan@16 --plan search --plan scan+expert
 
 Look plans (the answer is always the reader's, or the matcher's for CCQA):
 - `scan`: every video whole, the movie kinds' videos heard (`ScanTeacher`);
 - `scan+listen`: the scan, and every video heard on every kind;
+- `scan@N`, `scan@N+listen` (`--frames N`): the same at N frames a look (`--sampling frames` makes frames count);
 - `scan+zoom`: the scan, then per video the +-15 s around the scan line most like the question and its options
   (a rule that uses only what a master sees);
 - `search`: the scan, then the search's turn (`agentcvr/policies/search.py`: PEA's option steps zoomed on where the
@@ -33,6 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from rich.console import Console
 from rich.table import Table
 
+from agentcvr.actions import DEFAULT_FRAMES
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Policy
@@ -70,20 +75,23 @@ def zoom_calls(reader: Reader, pad: float = 15.0) -> Callable[[Episode, list], l
     return more
 
 
-def plans(table: Mapping[str, Script], reader: Reader) -> dict[str, Policy]:
+def plans(table: Mapping[str, Script], reader: Reader, frames: list[int], scan: int) -> dict[str, Policy]:
+    """The look plans by name; `scan` is the frames of the scan's looks in every plan that scans first."""
     return {
-        "scan": ScanTeacher(table),
-        "scan+listen": ScanTeacher(table, dialogue_tasks=ALL_KINDS),
-        "scan+zoom": ScanThen(table, zoom_calls(reader)),
-        "search": ScanThen(table, search_calls),
+        "scan": ScanTeacher(table, frames=scan),
+        **{f"scan@{n}": ScanTeacher(table, frames=n) for n in frames},
+        **{f"scan@{n}+listen": ScanTeacher(table, frames=n, dialogue_tasks=ALL_KINDS) for n in frames},
+        "scan+listen": ScanTeacher(table, dialogue_tasks=ALL_KINDS, frames=scan),
+        "scan+zoom": ScanThen(table, zoom_calls(reader), frames=scan),
+        "search": ScanThen(table, search_calls, frames=scan),
         "expert": ExpertPolicy(table, calls_per_turn=8),
-        "scan+expert": ScanThen(table, evidence_calls(table)),
+        "scan+expert": ScanThen(table, evidence_calls(table), frames=scan),
     }
 
 
-def measure(policy: Policy, reader: Reader, scripts: list[Script]) -> tuple[dict, dict]:
+def measure(policy: Policy, reader: Reader, scripts: list[Script], sampling: str) -> tuple[dict, dict]:
     table = {s.id: s for s in scripts}
-    agent = Agent(ReaderAnswers(policy, reader), ScriptSimulator(table), Limits(max_turns=6))
+    agent = Agent(ReaderAnswers(policy, reader), ScriptSimulator(table, sampling=sampling), Limits(max_turns=6))
     success: dict[str, list[float]] = defaultdict(list)
     seen: dict[str, list[bool]] = defaultdict(list)
     for script in scripts:
@@ -100,6 +108,9 @@ def main() -> int:
     parser.add_argument("--per-task", type=int, default=20, help="the first N scripts of each kind")
     parser.add_argument("--reader", action="append", help="a shipped reader's name or a folder (repeatable)")
     parser.add_argument("--plan", action="append", help="only these look plans (repeatable)")
+    parser.add_argument("--frames", type=int, action="append", default=[], help="add plans scan@N and scan@N+listen")
+    parser.add_argument("--scan-frames", type=int, default=DEFAULT_FRAMES, help="frames of the scan's looks")
+    parser.add_argument("--sampling", choices=["events", "frames"], default="events", help="the simulator's sampling")
     args = parser.parse_args()
     if not args.scripts.is_file():
         parser.error(f"no scripts at {args.scripts}: `agentcvr gen-scripts -n 40 --seed 21 --out {args.scripts}`")
@@ -110,15 +121,18 @@ def main() -> int:
         if script.task in KINDS and counts[script.task] < args.per_task:
             scripts.append(script)
             counts[script.task] += 1
-    table = Table(title=f"reader success % (evidence seen %) on {len(scripts)} episodes of {args.scripts}")
+    table = Table(
+        title=f"reader success % (evidence seen %) on {len(scripts)} episodes of {args.scripts}, {args.sampling} "
+        f"sampling, scan at {args.scan_frames} frames"
+    )
     for name in ["reader", "looks", *KINDS, "mean"]:
         table.add_column(name, justify="left" if name in ("reader", "looks") else "right")
     for reader_name in args.reader or ["scan-v1"]:
         reader = Reader.load(reader_name)
-        for name, policy in plans({s.id: s for s in scripts}, reader).items():
+        for name, policy in plans({s.id: s for s in scripts}, reader, args.frames, args.scan_frames).items():
             if args.plan and name not in args.plan:
                 continue
-            success, seen = measure(policy, reader, scripts)
+            success, seen = measure(policy, reader, scripts, args.sampling)
             cells = [
                 f"{100 * sum(success[k]) / len(success[k]):.0f} ({100 * sum(seen[k]) / len(seen[k]):.0f})"
                 for k in KINDS
