@@ -195,7 +195,7 @@ SAMPLING_HELP = (
 class SimOptions(Options):
     jigsaw: bool = Field(default=False, description="OmniJigsaw's JMI/SMS/CMM masking for jigsaw episodes.")
     max_events: int = Field(default=8, ge=1, description="Events reported per call at most.")
-    sampling: Annotated[Literal["events", "frames"], Recorded()] = Field(default="events", description=SAMPLING_HELP)
+    sampling: Annotated[Literal["events", "frames"], Recorded()] = Field(default="frames", description=SAMPLING_HELP)
     noise: NoiseOptions | None = None
 
 

@@ -2,16 +2,18 @@
 look plans from the scan (what the default master and every warm start do) to the expert's (which knows where the
 evidence is): the gap between them is all a master's looking (and so GRPO over it) could win.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/looks_headroom.py --scripts runs/seed21.jsonl --per-task 20 \\
-        --reader scan-v1 --reader runs/reader-lex/reader
     # as the default master looks on footage: 128 frames a look, only what is on screen at them
-    ... benchmarks/looks_headroom.py --scripts runs/seed22.jsonl --per-task 60 --sampling frames --scan-frames 128 \
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/looks_headroom.py --scripts runs/seed22.jsonl --per-task 60 \\
         --frames 16 --plan scan --plan scan@16 --plan search --plan scan+expert
+    # docs/reader.md's session-19 figures: the simulator's first model (every event in a look's interval)
+    ... benchmarks/looks_headroom.py --scripts runs/seed21.jsonl --per-task 20 --sampling events \\
+        --reader scan-v1 --reader runs/reader-lex/reader
 
 Look plans (the answer is always the reader's, or the matcher's for CCQA):
 - `scan`: every video whole, the movie kinds' videos heard (`ScanTeacher`);
 - `scan+listen`: the scan, and every video heard on every kind;
-- `scan@N`, `scan@N+listen` (`--frames N`): the same at N frames a look (`--sampling frames` makes frames count);
+- `scan@N`, `scan@N+listen` (`--frames N`): the same at N frames a look (frames count under the default
+  `--sampling frames`; `--sampling events` returns every event in a look's interval, the simulator's first model);
 - `scan+zoom`: the scan, then per video the +-15 s around the scan line most like the question and its options
   (a rule that uses only what a master sees);
 - `search`: the scan, then the search's turn (`agentcvr/policies/search.py`: PEA's option steps zoomed on where the
@@ -37,7 +39,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from rich.console import Console
 from rich.table import Table
 
-from agentcvr.actions import DEFAULT_FRAMES
+from agentcvr.actions import MAX_FRAMES
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Policy
@@ -109,8 +111,10 @@ def main() -> int:
     parser.add_argument("--reader", action="append", help="a shipped reader's name or a folder (repeatable)")
     parser.add_argument("--plan", action="append", help="only these look plans (repeatable)")
     parser.add_argument("--frames", type=int, action="append", default=[], help="add plans scan@N and scan@N+listen")
-    parser.add_argument("--scan-frames", type=int, default=DEFAULT_FRAMES, help="frames of the scan's looks")
-    parser.add_argument("--sampling", choices=["events", "frames"], default="events", help="the simulator's sampling")
+    parser.add_argument(
+        "--scan-frames", type=int, default=MAX_FRAMES, help="frames of the scan's looks (the default master's: 128)"
+    )
+    parser.add_argument("--sampling", choices=["events", "frames"], default="frames", help="the simulator's sampling")
     args = parser.parse_args()
     if not args.scripts.is_file():
         parser.error(f"no scripts at {args.scripts}: `agentcvr gen-scripts -n 40 --seed 21 --out {args.scripts}`")

@@ -86,7 +86,7 @@ def main() -> int:
         "--sampling",
         choices=["events", "frames"],
         help="with --perception sim: what a look sees (frames: only what is on screen at its frames, as on real "
-        "footage; events: every event in the interval, the default)",
+        "footage, the simulator's default; events: every event in the interval)",
     )
     parser.add_argument("--table-only", action="store_true", help="tabulate the episodes already run; run nothing")
     args = parser.parse_args()

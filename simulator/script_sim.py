@@ -7,8 +7,8 @@ video and interval is ever returned.
 
 `sampling="frames"` makes a look see what the real visual agent sees: only the events on screen at one of the call's
 `num_frames` frames (`agentcvr.perception.frames.sample_times`, the real sampler's times). At 16 frames over a
-10-minute video a step shorter than ~37 s can fall between frames, as it does on rendered footage; `"events"` (every
-event overlapping the interval) is the generous model the simulator began with.
+10-minute video a step shorter than ~37 s can fall between frames, as it does on rendered footage. It is the default
+since session 24; `"events"` (every event overlapping the interval) is the generous model the simulator began with.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ScriptSimulator:
         scripts: Mapping[str, Script],
         max_events: int = 8,
         noise: Noise | None = None,
-        sampling: Sampling = "events",
+        sampling: Sampling = "frames",
     ):
         if sampling not in ("events", "frames"):
             raise ValueError(f"unknown sampling {sampling!r}: use 'events' or 'frames'")

@@ -111,7 +111,7 @@ def test_component_options_from_the_command_line_are_recorded_or_refused_by_name
     spec = json.loads(out.read_text())["spec"]
     assert spec["policy"]["options"] == {"seed": 4} and spec["perception"]["options"] == {
         "noise": {"seed": 2},
-        "sampling": "events",
+        "sampling": "frames",
     }
     for option, refused in [
         ("perception.noise.sed=2", "perception 'sim' takes no option noise.sed (options of noise: seed,"),

@@ -45,8 +45,13 @@ def train_sim(
     for name in methods:
         if name not in known:
             raise typer.BadParameter(f"unknown method {name!r}: choose from {', '.join(known)}", param_hint="--method")
+    from agentcvr.spec import SpecMismatch
+
     cfg = load_config(preset, [*overrides, *(f"methods.{name}.enabled=true" for name in methods)])
-    run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)
+    try:
+        run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)
+    except SpecMismatch as error:
+        raise typer.BadParameter(str(error), param_hint="--resume") from None
 
 
 def train_reader(

@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentcvr.actions import DEFAULT_FRAMES, MAX_FRAMES
+from agentcvr.actions import MAX_FRAMES
 from agentcvr.overrides import apply_override
 
 PRESETS = Path(__file__).parent / "presets"
@@ -119,7 +119,7 @@ class SimulatorConfig(_Section):
     kind: Literal["rule", "llm"] = Field(default="rule", description="rule: ScriptSimulator; llm: LLM at a URL.")
     max_events: int = Field(default=8, description="Events per observation, ranked by relevance to the focus.")
     sampling: Literal["events", "frames"] = Field(
-        default="events",
+        default="frames",
         description="frames: a look sees only the events on screen at its num_frames frames, as the real visual "
         "agent does; events: every event overlapping the interval.",
     )
@@ -162,7 +162,7 @@ class SFTConfig(_Section):
         "(looks only where the question points, a policy can imitate it).",
     )
     teacher_frames: int = Field(
-        default=DEFAULT_FRAMES,
+        default=MAX_FRAMES,
         ge=1,
         le=MAX_FRAMES,
         description="Frames each of the scan teacher's whole-video looks asks for (with simulator.sampling=frames a "

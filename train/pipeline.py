@@ -35,6 +35,7 @@ from agentcvr.components import make_policy, make_training_perception
 from agentcvr.interfaces import Limits, Policy
 from agentcvr.script import Script
 from train.config import TrainConfig
+from train.resume import check_resumable
 
 
 def versions() -> dict[str, str]:
@@ -94,6 +95,8 @@ class Run:
     def prepare(self) -> None:
         if self.out.exists() and any(self.out.iterdir()) and not self.resume and world_size() == 1:
             raise FileExistsError(f"{self.out} is not empty: pass --resume to continue it, or choose another --out")
+        if self.resume:
+            check_resumable(self.out, self.cfg.model_dump())  # a run made of two configs is refused, naming them
         self.out.mkdir(parents=True, exist_ok=True)
         resolved = {**self.cfg.model_dump(), "versions": versions()}
         (self.out / "config.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))

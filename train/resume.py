@@ -1,0 +1,86 @@
+"""What a `train-sim --resume` may change: budgets, cadences, evaluation and the engines that run the same math.
+
+A run folder's stages were computed under the config it recorded (`config.yaml`). Resuming it under another simulator,
+teacher, model, reward or data would train the rest of the run on something else and report one run made of two, as a
+changed default (session 24: `simulator.sampling` became `frames`) would do silently. So a resume compares the
+settings and refuses, naming each difference, unless every one is in `RESUMABLE`: how long and how often (a budget
+raised to go further), how the held-out evaluation runs, and the engines that compute the same updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentcvr.spec import SpecMismatch
+
+RESUMABLE = frozenset(
+    {
+        "sft.max_seconds",
+        "sft.max_epochs",
+        "sft.patience",
+        "sft.checkpoint_minutes",
+        "grpo.max_steps",
+        "grpo.max_seconds",
+        "grpo.num_train_epochs",
+        "grpo.save_steps",
+        "grpo.save_total_limit",
+        "grpo.logging_steps",
+        "grpo.report_to",
+        "grpo.use_vllm",
+        "grpo.vllm_mode",
+        "grpo.vllm_server_base_url",
+        "grpo.vllm_gpu_memory_utilization",
+        "grpo.gradient_checkpointing",
+        "grpo.use_cpu",
+        "grpo.deepspeed",
+    }
+)
+RESUMABLE_SECTIONS = ("eval.",)  # the held-out evaluation: how it runs, not what is trained
+NOT_SETTINGS = ("versions",)  # recorded beside the settings: the machine's packages
+
+
+def flat(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"a.b": value} for every leaf of nested settings."""
+    leaves: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            leaves |= flat(value, f"{name}.")
+        else:
+            leaves[name] = value
+    return leaves
+
+
+def changed(recorded: Mapping[str, Any], resolved: Mapping[str, Any]) -> list[str]:
+    """The settings a resume changes that the run's finished stages depend on, as "key: now != before"."""
+    before = {k: v for k, v in flat(recorded).items() if not k.startswith(NOT_SETTINGS)}
+    now = {k: v for k, v in flat(resolved).items() if not k.startswith(NOT_SETTINGS)}
+    missing = object()
+    differences = []
+    for key in sorted(before.keys() | now.keys()):
+        if key in RESUMABLE or key.startswith(RESUMABLE_SECTIONS):
+            continue
+        old, new = before.get(key, missing), now.get(key, missing)
+        if old != new:
+            shown = ["(unset)" if v is missing else repr(v) for v in (new, old)]
+            differences.append(f"{key}: {shown[0]} != {shown[1]}")
+    return differences
+
+
+def check_resumable(folder: Path, resolved: Mapping[str, Any]) -> None:
+    """Refuse to resume `folder` under settings its `config.yaml` was not written with (but for `RESUMABLE`)."""
+    path = folder / "config.yaml"
+    if not path.exists():
+        return  # nothing finished yet, or a warm start copied in by hand: nothing recorded to compare
+    recorded = yaml.safe_load(path.read_text()) or {}
+    differences = changed(recorded, resolved)
+    if differences:
+        raise SpecMismatch(
+            f"{folder} was trained under other settings; resuming would continue it under these: "
+            f"{'; '.join(differences)} (this run's value first). Pass the same settings (e.g. -o KEY=VALUE with the "
+            f"recorded value), or use another --out."
+        )
