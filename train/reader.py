@@ -51,7 +51,7 @@ def reading_items(
     if not 0.0 <= evidence_looks <= 1.0:
         raise ValueError(f"evidence_looks is a share of the items, between 0 and 1: got {evidence_looks}")
     table = {s.id: s for s in scripts}
-    simulator = make_perception("sim", table)
+    simulator = make_perception("sim", table, sampling="events")  # the shipped readers' items: every event a look spans
     then = limits.model_copy(update={"max_turns": limits.max_turns + 1})  # one more looking turn
     if search:
         scan = Agent(ScanThen(table, search_calls, windows=windows), simulator, then)

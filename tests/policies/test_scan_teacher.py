@@ -19,7 +19,7 @@ from train.evaluate import evidence_seen
 def run(script, max_observation_chars: int = 600):
     table = {script.id: script}
     limits = Limits(max_turns=4, max_observation_chars=max_observation_chars)
-    return Agent(ScanTeacher(table), ScriptSimulator(table, sampling="events"), limits).run(script.episode)
+    return Agent(ScanTeacher(table), ScriptSimulator(table), limits).run(script.episode)
 
 
 def test_scans_every_video_whole_then_answers_the_truth():
@@ -30,8 +30,7 @@ def test_scans_every_video_whole_then_answers_the_truth():
     assert all(step.arguments["start"] == 0 and step.turn == 0 for step in looks)  # one turn, whole videos
     assert {step.arguments["focus"] for step in looks} == {""}  # nothing to copy: the loop supplies the question
     asked = Observe(video=1, start=0, end=script.videos[0].duration, focus=question_focus(script.episode))
-    simulator = ScriptSimulator({script.id: script}, sampling="events")
-    assert looks[0].observation == simulator.observe(script.episode, asked)[:600]
+    assert looks[0].observation == ScriptSimulator({script.id: script}).observe(script.episode, asked)[:600]
     assert evidence_seen(result, script)
     assert result.answer == get_task("CC").official_form(script.answer)
 

@@ -15,7 +15,7 @@ from agentcvr.script import Event, Script
 from agentcvr.tasks import TASK_ORDER
 from scripts_gen.checks import missing_evidence
 from scripts_gen.generate import generate
-from simulator.script_sim import NO_SPEECH, NO_VISUAL, Sampling, ScriptSimulator, terms
+from simulator.script_sim import NO_SPEECH, NO_VISUAL, ScriptSimulator, terms
 
 LINE = re.compile(r"^\[(\d+\.\d)s? - (\d+\.\d)s?\]:? (.*)$")
 
@@ -26,8 +26,8 @@ def scripts() -> list[Script]:
 
 
 @cache
-def simulator(sampling: Sampling = "frames") -> ScriptSimulator:
-    return ScriptSimulator({s.id: s for s in scripts()}, sampling=sampling)
+def simulator() -> ScriptSimulator:
+    return ScriptSimulator({s.id: s for s in scripts()})
 
 
 @pytest.mark.parametrize("task", TASK_ORDER)
@@ -70,8 +70,7 @@ def test_no_leak_outside_the_queried_video_and_interval():
         episode = script.episode
         for query in _queries(rng, script, 15):
             observe = isinstance(query, Observe)
-            events = simulator("events")  # the plain scan below is the events model: every event in the interval
-            text = events.observe(episode, query) if observe else events.listen(episode, query)
+            text = simulator().observe(episode, query) if observe else simulator().listen(episode, query)
             allowed = {e.visual if observe else e.speech for e in _overlapping(script, query)}
             if text in (NO_VISUAL, NO_SPEECH):
                 assert not allowed - {None}, f"{script.id}: {text!r} but {allowed} overlap {query}"
@@ -109,8 +108,7 @@ def test_indexed_lookup_matches_a_plain_scan():
         episode = script.episode
         for query in _queries(rng, script, 10):
             observe = isinstance(query, Observe)
-            events = simulator("events")  # the plain scan below is the events model: every event in the interval
-            text = events.observe(episode, query) if observe else events.listen(episode, query)
+            text = simulator().observe(episode, query) if observe else simulator().listen(episode, query)
             said = [] if text in (NO_VISUAL, NO_SPEECH) else [LINE.match(x).group(3) for x in text.splitlines()]  # type: ignore[union-attr]
             assert said == _plain_scan(script, query), (script.id, query)
             checked += 1

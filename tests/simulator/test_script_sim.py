@@ -59,7 +59,7 @@ def test_ranking_weighs_rare_words_and_matches_word_forms():
     script = Script(
         id="u", task="MOC", question="?", answer="A", videos=[VideoScript(index=1, duration=60, events=events)]
     )
-    sim = ScriptSimulator({"u": script}, max_events=2, sampling="events")
+    sim = ScriptSimulator({"u": script}, max_events=2)
     text = sim.observe(script.episode, Observe(video=1, start=0, end=60, focus="How many cyclists overtake obj_5?"))
     assert text.splitlines() == [
         "[14.0s - 16.0s] A cyclist in a black jacket overtakes obj_5.",
@@ -129,7 +129,7 @@ def test_frame_sampling_sees_only_the_events_on_screen_at_the_calls_frames():
 
 def test_event_sampling_sees_every_event_in_the_interval_whatever_the_frames():
     script = _steps_script()
-    sim = ScriptSimulator({"f": script}, max_events=20, sampling="events")
+    sim = ScriptSimulator({"f": script}, max_events=20)
     assert len(sim.observe(script.episode, Observe(video=1, start=0, end=100, num_frames=10)).splitlines()) == 10
 
 
