@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +52,7 @@ class Spec(BaseModel):
 
     def differences(self, other: Spec) -> list[str]:
         """`field: this != other` for every dotted field whose value differs."""
-        mine, theirs = _flat(self.model_dump(mode="json")), _flat(other.model_dump(mode="json"))
-        missing = object()
-        return [
-            f"{key}: {_show(mine.get(key, missing))} != {_show(theirs.get(key, missing))}"
-            for key in sorted(mine.keys() | theirs.keys())
-            if mine.get(key, missing) != theirs.get(key, missing)
-        ]
+        return differences(self.model_dump(mode="json"), other.model_dump(mode="json"))
 
 
 class RunSpec(Spec):
@@ -93,6 +87,19 @@ def check_resume(path: Path, spec: Spec, written: Iterable[Spec | None]) -> None
             f"{path} holds {unrecorded} record(s) without a run spec (written before specs were recorded): their "
             "settings are unknown, so this run cannot resume it. Use another --out."
         )
+
+
+def differences(
+    mine: Mapping[str, Any], theirs: Mapping[str, Any], ignored: Callable[[str], bool] = lambda key: False
+) -> list[str]:
+    """`key: mine != theirs` for every dotted key of two nested settings whose values differ, but the `ignored`."""
+    ours, other = _flat(mine), _flat(theirs)
+    missing = object()
+    return [
+        f"{key}: {_show(ours.get(key, missing))} != {_show(other.get(key, missing))}"
+        for key in sorted(ours.keys() | other.keys())
+        if not ignored(key) and ours.get(key, missing) != other.get(key, missing)
+    ]
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -36,6 +36,7 @@ def train_sim(
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
 
+    from agentcvr.spec import SpecMismatch
     from train.config import load_config
     from train.pipeline import run_train_sim
 
@@ -45,8 +46,6 @@ def train_sim(
     for name in methods:
         if name not in known:
             raise typer.BadParameter(f"unknown method {name!r}: choose from {', '.join(known)}", param_hint="--method")
-    from agentcvr.spec import SpecMismatch
-
     cfg = load_config(preset, [*overrides, *(f"methods.{name}.enabled=true" for name in methods)])
     try:
         run_train_sim(cfg, out or Path("runs") / cfg.name, resume=resume)

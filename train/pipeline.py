@@ -96,7 +96,7 @@ class Run:
         if self.out.exists() and any(self.out.iterdir()) and not self.resume and world_size() == 1:
             raise FileExistsError(f"{self.out} is not empty: pass --resume to continue it, or choose another --out")
         if self.resume:
-            check_resumable(self.out, self.cfg.model_dump())  # a run made of two configs is refused, naming them
+            check_resumable(self.out, self.cfg.model_dump(mode="json"))  # one run, one config
         self.out.mkdir(parents=True, exist_ok=True)
         resolved = {**self.cfg.model_dump(), "versions": versions()}
         (self.out / "config.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))

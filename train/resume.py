@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from agentcvr.spec import SpecMismatch
+from agentcvr.spec import SpecMismatch, differences
 
 RESUMABLE = frozenset(
     {
@@ -40,35 +40,17 @@ RESUMABLE = frozenset(
     }
 )
 RESUMABLE_SECTIONS = ("eval.",)  # the held-out evaluation: how it runs, not what is trained
-NOT_SETTINGS = ("versions",)  # recorded beside the settings: the machine's packages
+NOT_SETTINGS = ("versions.",)  # recorded beside the settings: the machine's packages
 
 
-def flat(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"a.b": value} for every leaf of nested settings."""
-    leaves: dict[str, Any] = {}
-    for key, value in settings.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            leaves |= flat(value, f"{name}.")
-        else:
-            leaves[name] = value
-    return leaves
+def resumable(key: str) -> bool:
+    """Whether a resume may change the dotted setting `key`."""
+    return key in RESUMABLE or key.startswith(RESUMABLE_SECTIONS) or key.startswith(NOT_SETTINGS)
 
 
 def changed(recorded: Mapping[str, Any], resolved: Mapping[str, Any]) -> list[str]:
     """The settings a resume changes that the run's finished stages depend on, as "key: now != before"."""
-    before = {k: v for k, v in flat(recorded).items() if not k.startswith(NOT_SETTINGS)}
-    now = {k: v for k, v in flat(resolved).items() if not k.startswith(NOT_SETTINGS)}
-    missing = object()
-    differences = []
-    for key in sorted(before.keys() | now.keys()):
-        if key in RESUMABLE or key.startswith(RESUMABLE_SECTIONS):
-            continue
-        old, new = before.get(key, missing), now.get(key, missing)
-        if old != new:
-            shown = ["(unset)" if v is missing else repr(v) for v in (new, old)]
-            differences.append(f"{key}: {shown[0]} != {shown[1]}")
-    return differences
+    return differences(resolved, recorded, ignored=resumable)
 
 
 def check_resumable(folder: Path, resolved: Mapping[str, Any]) -> None:
@@ -77,10 +59,10 @@ def check_resumable(folder: Path, resolved: Mapping[str, Any]) -> None:
     if not path.exists():
         return  # nothing finished yet, or a warm start copied in by hand: nothing recorded to compare
     recorded = yaml.safe_load(path.read_text()) or {}
-    differences = changed(recorded, resolved)
-    if differences:
+    changes = changed(recorded, resolved)
+    if changes:
         raise SpecMismatch(
             f"{folder} was trained under other settings; resuming would continue it under these: "
-            f"{'; '.join(differences)} (this run's value first). Pass the same settings (e.g. -o KEY=VALUE with the "
+            f"{'; '.join(changes)} (this run's value first). Pass the same settings (e.g. -o KEY=VALUE with the "
             f"recorded value), or use another --out."
         )
