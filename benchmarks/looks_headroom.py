@@ -22,8 +22,10 @@ Look plans (the answer is always the reader's, or the matcher's for CCQA):
 - `scan+expert`: the scan, then the evidence windows: what a master that scans first and then finds the evidence
   would see.
 
-Printed per kind: success (official scoring) and how often every evidence fact came back. Only the kinds the reader
-answers are counted (FSA's matcher and PSS, the master's own answer, do not depend on the reader's looks here).
+Printed per kind: success (official scoring) and how often every evidence fact came back; with two or more plans a
+master could make, also their best per episode (chosen with hindsight: what a learned choice among them could win at
+most). Only the kinds the reader answers are counted (FSA's matcher and PSS, the master's own answer, do not depend on
+the reader's looks here).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from simulator.script_sim import ScriptSimulator
 from train.evaluate import evidence_seen
 
 KINDS = [k for k in TASK_ORDER if k in CHOICE_TASKS or k == "CCQA"]
+PRIVILEGED = frozenset({"expert", "scan+expert"})  # plans that look where only the script knows
 ALL_KINDS = frozenset(TASK_ORDER)
 
 
@@ -104,6 +107,16 @@ def measure(policy: Policy, reader: Reader, scripts: list[Script], sampling: str
     return success, seen
 
 
+def add_row(table: Table, reader: str, looks: str, success: dict, seen: dict | None) -> None:
+    """One row: success % per kind (evidence seen % beside it, where measured) and the mean over the kinds."""
+    kinds = [k for k in KINDS if success[k]]
+    rates = {k: 100 * sum(success[k]) / len(success[k]) for k in kinds}
+    cells = [f"{rates[k]:.0f}" + (f" ({100 * sum(seen[k]) / len(seen[k]):.0f})" if seen else "") for k in kinds]
+    mean = sum(rates.values()) / len(rates)
+    table.add_row(reader, looks, *cells, f"{mean:.1f}")
+    Console(width=200).print(f"{reader} {looks}: {mean:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scripts", type=Path, required=True, help="scripts JSONL (agentcvr gen-scripts)")
@@ -133,18 +146,17 @@ def main() -> int:
         table.add_column(name, justify="left" if name in ("reader", "looks") else "right")
     for reader_name in args.reader or ["scan-v1"]:
         reader = Reader.load(reader_name)
+        visible: list[dict[str, list[float]]] = []  # each plan a master could make: per kind, per episode
         for name, policy in plans({s.id: s for s in scripts}, reader, args.frames, args.scan_frames).items():
             if args.plan and name not in args.plan:
                 continue
             success, seen = measure(policy, reader, scripts, args.sampling)
-            cells = [
-                f"{100 * sum(success[k]) / len(success[k]):.0f} ({100 * sum(seen[k]) / len(seen[k]):.0f})"
-                for k in KINDS
-                if success[k]
-            ]
-            mean = sum(sum(success[k]) / len(success[k]) for k in KINDS if success[k]) / len(cells)
-            table.add_row(str(reader_name), name, *cells, f"{100 * mean:.1f}")
-            Console(width=200).print(f"{reader_name} {name}: {100 * mean:.1f}")
+            if name not in PRIVILEGED:
+                visible.append(success)
+            add_row(table, str(reader_name), name, success, seen)
+        if len(visible) > 1:  # choosing per episode among them with hindsight: what a learned choice could win at most
+            best = {k: [max(run[k][i] for run in visible) for i in range(len(visible[0][k]))] for k in visible[0]}
+            add_row(table, str(reader_name), "best visible plan, per episode", best, None)
     Console(width=200).print(table)
     return 0
 
