@@ -11,21 +11,35 @@ cosine, and write the answer from the observed lines themselves, so they can onl
 - CCQA: the pairs of lines, one per video, that are most alike without being the same (the same step done two ways),
   each written as one sentence that names both videos, as a comparison is scored: every keyword attributed to its
   own video.
+- MSR, where a question asks where an object is in one view at a moment another view shows (or at its end): the
+  moment's line in the other view (the one sharing the most word roots with the moment), then the asked view's lines
+  within `MOMENT_REACH` seconds of it that name the object, and the option sharing the most words with them ("not
+  shown" when the view was seen then and none names it). None when the looks hold no such moment: the reader reads.
+  The option reader pools every line of the scan and cannot tie a moment in one view to a time in another.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
 from agentcvr.episode import Episode
-from agentcvr.reading import Line, reference_segment
+from agentcvr.reading import Line, best_line, option_letters, reference_segment
 from agentcvr.sentences import SentenceEncoder
+from agentcvr.text import words
 
 # CCQA pairing: alike enough to be the same step (below: unrelated lines), not so alike that they are the same line
 # or method (above). Chosen on generated episodes of seed 10000, never on a table's seed.
 PAIR_LOW, PAIR_HIGH, MAX_PAIRS = 0.5, 0.97, 4
+MOMENT_REACH = 2.0  # seconds between the moment's line and the asked view's lines read with it
+_ASKED = re.compile(r"\b(obj_\d+) in view ([A-Z])\b")  # the object and view a multi-view question asks about
+_MOMENT = re.compile(r"^When (.+?) (?:in )?view ([A-Z])\b")  # the moment it is asked at, and the view showing it
+_FINAL = re.compile(r"\bfinal\b", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*[A-Z][.)]\s*")
+_PLACE_WORDS = frozenset({"of", "the", "frame", "in", "lane", "view"})  # every place option says them
 
 
 def _unit(vectors: torch.Tensor) -> torch.Tensor:
@@ -94,3 +108,71 @@ def contrasts(episode: Episode, lines: Sequence[Line], encoder: SentenceEncoder)
     return " ".join(
         f"In video {a}, {_clause(first[i].text)}, whereas in video {b}, {_clause(second[j].text)}." for i, j in pairs
     )
+
+
+@dataclass(frozen=True)
+class MultiViewQuestion:
+    """What a multi-view question asks: `target` (obj_N) in `video`, at the moment `moment` seen in `moment_video`, or
+    at its end (`final`)."""
+
+    target: str
+    video: int
+    moment: str | None = None
+    moment_video: int | None = None
+    final: bool = False
+
+    def names_target(self, text: str) -> bool:
+        return re.search(rf"\b{self.target}\b", text) is not None
+
+
+def view_video(view: str) -> int:
+    """The video a multi-view question's `view A` / `view B` names (A the first)."""
+    return ord(view.upper()) - ord("A") + 1
+
+
+def multi_view_question(question: str) -> MultiViewQuestion | None:
+    """The parts of "When obj_1 and obj_3 are side by side in view B, where is obj_5 in view A?" or "What is the final
+    driving trajectory of obj_2 in view A?" (None for any other question)."""
+    asked = _ASKED.findall(question)
+    if not asked:
+        return None
+    target, view = asked[-1]  # the last: the moment's clause may name objects in views too
+    moment = _MOMENT.search(question)
+    if moment is not None:
+        return MultiViewQuestion(target, view_video(view), moment.group(1), view_video(moment.group(2)))
+    return MultiViewQuestion(target, view_video(view), final=_FINAL.search(question) is not None)
+
+
+def place_at_moment(episode: Episode, lines: Sequence[Line]) -> str | None:
+    """MSR: the letter of the option naming where the asked object was at the asked moment (None: the looks hold no
+    such moment, or nothing in the asked view then)."""
+    asked = multi_view_question(episode.question)
+    if asked is None:
+        return None
+    seen = [line for line in lines if not line.heard and line.span is not None]
+    view = [line for line in seen if line.video == asked.video]
+    if asked.moment is not None:
+        anchor = best_line([line for line in seen if line.video == asked.moment_video], asked.moment)
+        if anchor is None:
+            return None
+        at = anchor.time
+        near = [line for line in view if abs(line.time - at) <= MOMENT_REACH]
+    elif asked.final:
+        mine = [line for line in view if asked.names_target(line.text)]
+        near = [max(mine, key=lambda line: line.time)] if mine else []
+    else:
+        return None
+    if not near:
+        return None
+    about = [words(line.text) for line in near if asked.names_target(line.text)]
+    scores = []
+    for option in episode.options:
+        body = _LABEL.sub("", option).lower()
+        if "not shown" in body:
+            scores.append(0.5 if not about else -1.0)  # a view seen then without the object: it is not shown
+        else:
+            wanted = words(body) - _PLACE_WORDS
+            scores.append(max((len(wanted & found) for found in about), default=0))
+    if max(scores) <= 0:
+        return None
+    return option_letters(episode.options)[scores.index(max(scores))]

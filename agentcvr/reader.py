@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from agentcvr.episode import Episode
-from agentcvr.matching import contrasts, matching_segment
+from agentcvr.matching import contrasts, matching_segment, place_at_moment
 from agentcvr.models import ensure_model, file_sha256
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.reading import (
@@ -61,6 +61,7 @@ SHIPPED = {name: Path(__file__).parent / "readers" / name for name in ("scan-v2"
 FEATURES = 11
 READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
 MATCHED = {"FSA": matching_segment, "CCQA": contrasts}  # kinds answered by `agentcvr/matching.py`, untrained
+PLACED = {"MSR": place_at_moment}  # matched where the looks hold the asked moment, else read
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
 
@@ -256,6 +257,8 @@ class Reader:
         hold nothing to match."""
         if episode.task in MATCHED:
             return MATCHED[episode.task](episode, evidence_lines(evidence_text(seen)), self.encoder)
+        if episode.task in PLACED and (placed := PLACED[episode.task](episode, evidence_lines(evidence_text(seen)))):
+            return placed
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))

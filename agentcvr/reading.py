@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from agentcvr.actions import Listen, Observe
 from agentcvr.episode import OPTION_LABEL, Episode
+from agentcvr.text import words
 
 # Task kinds whose answer is one or more of the listed options: the reader's head answers these. FSA's interval and
 # CCQA's free text are matched from the observed sentences (`agentcvr/matching.py`); PSS's order stays the master's.
@@ -185,3 +186,23 @@ def option_number(option: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+ROOT = 6
+
+
+def roots(text: str) -> frozenset[str]:
+    """Words cut to their first `ROOT` letters: 'attaches' meets 'attach' (an option names a step in the imperative, a
+    line narrates it)."""
+    return frozenset(word[:ROOT] for word in words(text))
+
+
+def best_line(lines: Sequence[Line], text: str) -> Line | None:
+    """The line sharing the most word roots with `text` (the earliest on a tie); None if no line shares one."""
+    wanted = roots(text)
+    best, most = None, 0
+    for line in lines:
+        shared = len(wanted & roots(line.text))
+        if shared > most:
+            best, most = line, shared
+    return best

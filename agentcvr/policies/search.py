@@ -18,14 +18,15 @@ import re
 from collections.abc import Sequence
 
 from agentcvr.episode import Episode
+from agentcvr.matching import multi_view_question
 from agentcvr.policies.scan_teacher import window_spans
 from agentcvr.policies.teaching import Call, Look
-from agentcvr.reading import Line, evidence_lines, evidence_text, seen_from
-from agentcvr.text import words
+from agentcvr.reading import Line, best_line, evidence_lines, evidence_text, seen_from
 
 ZOOM_TASKS = frozenset({"PEA"})
+MOMENT_TASKS = frozenset({"MSR"})
+MOMENT_PAD = 4.0  # seconds either side of the moment's line: the asked view's lines at that time
 WINDOWS = {"NC": 3, "CCQA": 5}
-ROOT = 6
 SEARCH_THOUGHT = "Look again where the question and the scan point."  # the search turn's thought
 _LETTER = re.compile(r"^\s*[A-Z][.)]\s*")
 _VIDEO = re.compile(r"\bvideo\s*(\d+)\b", re.IGNORECASE)
@@ -37,23 +38,6 @@ def option_step(option: str) -> tuple[list[int], str]:
     body = _LETTER.sub("", option)
     videos = [int(found) for found in _VIDEO.findall(body)]
     return videos, _VIDEO.sub("", body).strip(" :,.;")
-
-
-def roots(text: str) -> frozenset[str]:
-    """Words cut to their first `ROOT` letters: 'attaches' meets 'attach' (an option names a step in the imperative, a
-    line narrates it)."""
-    return frozenset(word[:ROOT] for word in words(text))
-
-
-def best_line(lines: Sequence[Line], text: str) -> Line | None:
-    """The line sharing the most word roots with `text` (the earliest on a tie); None if no line shares one."""
-    wanted = roots(text)
-    best, most = None, 0
-    for line in lines:
-        shared = len(wanted & roots(line.text))
-        if shared > most:
-            best, most = line, shared
-    return best
 
 
 def zoom_calls(episode: Episode, lines: Sequence[Line]) -> list[Call]:
@@ -78,12 +62,34 @@ def window_calls(episode: Episode, windows: int) -> list[Call]:
     return calls
 
 
+def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PAD) -> list[Call]:
+    """MSR: where a question asks about one view at a moment another view shows ("When obj_1 and obj_3 are side by side
+    in view B, where is obj_5 in view A?"), the scan line of the moment's view most like the moment, and the asked view
+    observed around its stamp with the asked object as the focus; where it asks for an object's final place ("final
+    ... of obj_2 in view A"), the asked view from that object's last scan line to its end."""
+    asked = multi_view_question(episode.question)
+    duration = next((v.duration for v in episode.videos if asked and v.index == asked.video), None)
+    if asked is None or duration is None:
+        return []
+    if asked.moment is not None:
+        line = best_line([ln for ln in lines if ln.video == asked.moment_video and ln.span], asked.moment)
+        if line is None:
+            return []
+        start, end = max(0.0, line.span[0] - pad), min(duration, line.span[1] + pad)
+    elif asked.final:
+        mine = [ln for ln in lines if ln.video == asked.video and ln.span and asked.names_target(ln.text)]
+        start, end = (max(ln.span[0] for ln in mine) if mine else 0.75 * duration), duration
+    else:
+        return []
+    return [("observe", {"video": asked.video, "start": round(start, 1), "end": round(end, 1), "focus": asked.target})]
+
+
 def search_calls(episode: Episode, made: Sequence[Look]) -> list[Call]:
     """The search turn's calls after the looks `made` so far (none: answer now). Repeated calls are made once."""
-    if episode.task in ZOOM_TASKS:
+    if episode.task in ZOOM_TASKS or episode.task in MOMENT_TASKS:
         seen = [seen_from(look.action, look.observation) for look in made]
         lines = [line for line in evidence_lines(evidence_text(seen)) if not line.heard]
-        calls = zoom_calls(episode, lines)
+        calls = zoom_calls(episode, lines) if episode.task in ZOOM_TASKS else moment_calls(episode, lines)
     elif episode.task in WINDOWS:
         calls = window_calls(episode, WINDOWS[episode.task])
     else:

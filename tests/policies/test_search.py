@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agentcvr.actions import Observe
+from agentcvr.matching import multi_view_question
 from agentcvr.policies.scan_teacher import ScanTeacher
-from agentcvr.policies.search import WINDOWS, option_step, roots, search_calls
+from agentcvr.policies.search import MOMENT_PAD, WINDOWS, option_step, search_calls
 from agentcvr.policies.teaching import Look
-from agentcvr.reading import evidence_lines, evidence_text, seen_from
+from agentcvr.reading import best_line, evidence_lines, evidence_text, roots, seen_from
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
 
@@ -60,7 +61,33 @@ def test_nc_and_ccqa_look_again_in_windows_that_cover_every_video(task):
         assert {a["focus"] for a in mine} == {script.episode.question}
 
 
-@pytest.mark.parametrize("task", ["BU", "CC", "PI", "MSR", "MOC", "FSA", "PSS"])
+def test_msr_looks_at_the_asked_view_around_the_moment_the_other_view_showed():
+    """ "When X in view B, where is obj_N in view A?": view A around the stamp of view B's line most like X, obj_N as
+    the focus; "the final ... of obj_N in view A": view A from obj_N's last scan line to its end."""
+    moments = finals = 0
+    for index in range(30):
+        script = generate_one("MSR", index, 5)
+        asked = multi_view_question(script.episode.question)
+        assert asked is not None
+        made = scan_looks(script, ScriptSimulator({script.id: script}))
+        calls = search_calls(script.episode, made)
+        lines = [line for line in evidence_lines(evidence_text([seen_from(m.action, m.observation) for m in made]))]
+        if not calls:
+            continue
+        [(tool, arguments)] = calls
+        assert tool == "observe" and arguments["video"] == asked.video and arguments["focus"] == asked.target
+        if asked.moment is not None:
+            anchor = best_line([ln for ln in lines if ln.video == asked.moment_video and ln.span], asked.moment)
+            assert arguments["start"] <= anchor.span[0] and arguments["end"] >= anchor.span[1]
+            assert arguments["end"] - arguments["start"] <= anchor.span[1] - anchor.span[0] + 2 * MOMENT_PAD
+            moments += 1
+        else:
+            assert asked.final and arguments["end"] == round(script.episode.videos[asked.video - 1].duration, 1)
+            finals += 1
+    assert moments >= 10 and finals >= 5
+
+
+@pytest.mark.parametrize("task", ["BU", "CC", "PI", "MOC", "FSA", "PSS"])
 def test_other_kinds_get_no_search(task):
     script = generate_one(task, 0, 5)
     assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []

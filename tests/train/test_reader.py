@@ -325,12 +325,12 @@ def test_a_reader_of_windowed_looks_says_so_and_the_scan_before_it_cuts_its_look
     reader = Reader.load(tmp_path / "reader", encoder=base.encoder)
     assert reader.windows == 3
     assert Reader.load("scan-v1", encoder=base.encoder).windows == 1  # saved before windows existed: whole looks
-    msr = generate_one("MSR", 0, 3)
+    moc = generate_one("MOC", 0, 3)  # two views, read by the head (MSR's places are matched first)
     never = ScriptedPolicy([])  # asked for a turn, it would fail the episode
-    agent = Agent(ReaderAnswers(never, reader, who_looks="scan"), ScriptSimulator({msr.id: msr}), Limits(max_turns=4))
-    result = agent.run(msr.episode)
+    agent = Agent(ReaderAnswers(never, reader, who_looks="scan"), ScriptSimulator({moc.id: moc}), Limits(max_turns=4))
+    result = agent.run(moc.episode)
     assert [s.arguments["video"] for s in result.steps[:-1]] == [1, 1, 1, 2, 2, 2]
-    item = reading_items([msr], Limits(max_turns=4), windows=3)[0]  # the items such a reader was trained on
+    item = reading_items([moc], Limits(max_turns=4), windows=3)[0]  # the items such a reader was trained on
     assert result.answer == "ABCDEF"[choose(reader.head(prepare(item, reader.encoder)).tolist(), False)[0]]
 
 
