@@ -93,7 +93,8 @@ READER_HELP = (
 READER_LOOKS_HELP = (
     "Who looks on a choice task when a reader answers: the master; the scan (every video observed whole, movie "
     "videos listened to) after which the reader answers without asking the master; or search (the scan, then a "
-    "second look chosen from what it showed: PEA's steps zoomed on, NC's and CCQA's videos in windows)."
+    "second look chosen from what it showed: PEA's steps zoomed on, NC's and CCQA's videos in windows, MSR's asked "
+    "view at the moment the other view shows; the embedded master's default)."
 )
 
 SCAN_FRAMES_HELP = (
@@ -130,11 +131,12 @@ class RandomOptions(PolicyOptions):
 
 
 class GGUFOptions(PolicyOptions):
-    """The embedded master: by default the shipped reader answers its choice tasks (and matches FSA and CCQA) after
-    the scan, and the model looks and answers PSS (docs/reader.md); `reader=none` is the zero-shot model alone."""
+    """The embedded master: by default the shipped reader answers its choice tasks (and matches FSA, CCQA and MSR's
+    places) after the scan and the search's second look, and the model looks and answers PSS (docs/reader.md);
+    `reader=none` is the zero-shot model alone, `reader_looks=scan` the scan without the second look."""
 
     reader: str | None = Field(default=DEFAULT_READER, description=READER_HELP)
-    reader_looks: Literal["master", "scan", "search"] = Field(default="scan", description=READER_LOOKS_HELP)
+    reader_looks: Literal["master", "scan", "search"] = Field(default="search", description=READER_LOOKS_HELP)
     scan_frames: int = Field(default=MAX_FRAMES, ge=1, le=MAX_FRAMES, description=SCAN_FRAMES_HELP)  # seen on footage
     threads: int | None = Field(default=None, ge=1, description="llama.cpp threads (default: its own choice).")
     prompt_batch: int | None = Field(

@@ -81,7 +81,7 @@ def test_the_embedded_master_reads_with_the_shipped_reader_and_the_zero_shot_one
     from agentcvr.components import policy_component
 
     default = policy_component("gguf").options
-    assert (default["reader"], default["reader_looks"]) == ("scan-v2", "scan")
+    assert (default["reader"], default["reader_looks"]) == ("scan-v2", "search")
     assert policy_component("gguf", reader="none").options["reader"] == "none"
     assert "reader" not in policy_component("gguf-free").options  # the published zero-shot setting
     assert policy_component("random").options == {}

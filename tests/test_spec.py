@@ -34,7 +34,7 @@ def test_operational_options_and_secrets_are_not_recorded():
 @pytest.mark.parametrize(
     ("policy", "options", "options_recorded"),
     [
-        ("gguf", {}, {"reader": "scan-v2", "reader_looks": "scan", "scan_frames": 128}),  # its defaults, recorded
+        ("gguf", {}, {"reader": "scan-v2", "reader_looks": "search", "scan_frames": 128}),  # its defaults, recorded
         ("gguf", {"reader": "none"}, {"reader": "none"}),  # no reader: who looks for it means nothing
         ("gguf", {"reader_looks": "master"}, {"reader": "scan-v2", "reader_looks": "master", "scan_frames": 128}),
         ("gguf-free", {}, {}),  # no reader by default: nothing to record
