@@ -254,7 +254,8 @@ class Reader:
     def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None:
         """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'; for FSA and
         CCQA the answer matched from the observed sentences (`agentcvr/matching.py`, untrained), None when the looks
-        hold nothing to match."""
+        hold nothing to match; for MSR the place matched at the asked moment where the looks hold it, else the
+        head's."""
         if episode.task in MATCHED:
             return MATCHED[episode.task](episode, evidence_lines(evidence_text(seen)), self.encoder)
         if episode.task in PLACED and (placed := PLACED[episode.task](episode, evidence_lines(evidence_text(seen)))):
