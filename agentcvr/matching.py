@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from agentcvr.episode import Episode
+from agentcvr.episode import Episode, option_texts
 from agentcvr.reading import Line, best_line, option_letters, reference_segment
 from agentcvr.sentences import SentenceEncoder
 from agentcvr.text import words
@@ -38,7 +38,6 @@ MOMENT_REACH = 2.0  # seconds between the moment's line and the asked view's lin
 _ASKED = re.compile(r"\b(obj_\d+) in view ([A-Z])\b")  # the object and view a multi-view question asks about
 _MOMENT = re.compile(r"^When (.+?) (?:in )?view ([A-Z])\b")  # the moment it is asked at, and the view showing it
 _FINAL = re.compile(r"\bfinal\b", re.IGNORECASE)
-_LABEL = re.compile(r"^\s*[A-Z][.)]\s*")
 _PLACE_WORDS = frozenset({"of", "the", "frame", "in", "lane", "view"})  # every place option says them
 
 
@@ -166,8 +165,8 @@ def place_at_moment(episode: Episode, lines: Sequence[Line]) -> str | None:
         return None
     about = [words(line.text) for line in near if asked.names_target(line.text)]
     scores = []
-    for option in episode.options:
-        body = _LABEL.sub("", option).lower()
+    for option in option_texts(episode.options):
+        body = option.lower()
         if "not shown" in body:
             scores.append(0.5 if not about else -1.0)  # a view seen then without the object: it is not shown
         else:

@@ -73,9 +73,10 @@ def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PA
     observed around its stamp with the asked object as the focus; where it asks for an object's final place ("final
     ... of obj_2 in view A"), the asked view from that object's last scan line to its end."""
     asked = multi_view_question(episode.question)
-    duration = next((v.duration for v in episode.videos if asked and v.index == asked.video), None)
-    if asked is None or duration is None:
+    durations = {v.index: v.duration for v in episode.videos}
+    if asked is None or asked.video not in durations:
         return []
+    duration = durations[asked.video]
     if asked.moment is not None:
         line = best_line([ln for ln in lines if ln.video == asked.moment_video and ln.span], asked.moment)
         if line is None:
