@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from agentcvr.episode import Episode
-from agentcvr.matching import contrasts, matching_segment, place_at_moment
+from agentcvr.matching import contrasts, count_across_views, matching_segment, place_at_moment
 from agentcvr.models import ensure_model, file_sha256
 from agentcvr.policies.option_vote import option_texts
 from agentcvr.reading import (
@@ -61,7 +61,8 @@ SHIPPED = {name: Path(__file__).parent / "readers" / name for name in ("scan-v2"
 FEATURES = 11
 READ_TASKS = sorted(CHOICE_TASKS)  # the task kinds a new head has weights for
 MATCHED = {"FSA": matching_segment, "CCQA": contrasts}  # kinds answered by `agentcvr/matching.py`, untrained
-PLACED = {"MSR": place_at_moment}  # matched where the looks hold the asked moment, else read
+# matched where the looks hold what the matcher needs (MSR: the asked moment; MOC: lines naming the object), else read
+MATCHED_ELSE_READ = {"MSR": place_at_moment, "MOC": count_across_views}
 TIME_SCALE = 10.0  # seconds: how far "near the moment" reaches before the learned scale
 
 
@@ -212,6 +213,7 @@ class Reader:
     def __init__(self, encoder: SentenceEncoder, head: ReaderHead, encoder_name: str, windows: int = 1):
         self.encoder, self.head, self.encoder_name = encoder, head.eval(), encoder_name
         self.windows = windows  # the scan looks it was trained to read: each video's first look cut into this many
+        self.matched_else_read = dict(MATCHED_ELSE_READ)  # a kind left out is read by the head alone
 
     @classmethod
     def load(cls, folder: Path, encoder: SentenceEncoder | None = None) -> Reader:
@@ -254,12 +256,14 @@ class Reader:
     def answer(self, episode: Episode, seen: Sequence[Seen]) -> str | None:
         """The chosen options' letters, joined in label order (BU's official form), e.g. 'B' or 'AC'; for FSA and
         CCQA the answer matched from the observed sentences (`agentcvr/matching.py`, untrained), None when the looks
-        hold nothing to match; for MSR the place matched at the asked moment where the looks hold it, else the
-        head's."""
+        hold nothing to match; for MSR the place matched at the asked moment and for MOC the count of distinct lines
+        naming the object, where the looks hold them, else the head's."""
         if episode.task in MATCHED:
             return MATCHED[episode.task](episode, evidence_lines(evidence_text(seen)), self.encoder)
-        if episode.task in PLACED and (placed := PLACED[episode.task](episode, evidence_lines(evidence_text(seen)))):
-            return placed
+        if episode.task in self.matched_else_read and (
+            matched := self.matched_else_read[episode.task](episode, evidence_lines(evidence_text(seen)))
+        ):
+            return matched
         letters = option_letters(episode.options)
         chosen = choose(self.scores(episode, seen), episode.task in MULTI_SELECT_TASKS)
         return "".join(sorted(letters[i] for i in chosen))

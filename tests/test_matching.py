@@ -9,7 +9,13 @@ from agentcvr.actions import Listen, Observe
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode, VideoRef
 from agentcvr.interfaces import Limits
-from agentcvr.matching import contrasts, matching_segment, multi_view_question, place_at_moment
+from agentcvr.matching import (
+    contrasts,
+    count_across_views,
+    matching_segment,
+    multi_view_question,
+    place_at_moment,
+)
 from agentcvr.models import READER_BASE, ensure_model
 from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
 from agentcvr.policies.search import search_calls
@@ -106,7 +112,7 @@ def test_msr_is_answered_from_the_asked_views_lines_at_the_moment_and_else_left_
         videos=[VideoRef(index=1, duration=60), VideoRef(index=2, duration=60)],
     )
     moment = line("obj_1 and obj_3 are side by side.", 2, 20)
-    at_moment = line("obj_5 (red car) is at the bottom right of the frame, in the leftmost lane.", 1, 20)
+    at_moment = line("Obj_5 (red car) is at the bottom right of the frame, in the leftmost lane.", 1, 20)  # as rendered
     earlier = line("obj_5 (red car) is at the top left of the frame, in the leftmost lane.", 1, 4)
     assert place_at_moment(episode, [moment, earlier, at_moment]) == "C"
     without = line("obj_2 (white bus) is at the top left of the frame.", 1, 20)
@@ -132,3 +138,46 @@ def test_msr_matching_reads_generated_episodes_better_than_chance():
             answered += 1
             right += placed == script.answer
     assert answered >= 30 and right / answered > 0.5
+
+
+def test_moc_counts_each_event_once_across_views_and_skips_what_the_question_does_not_count():
+    def line(text, video, start):
+        return Line(text, video, False, start + 1, (start, start + 2))
+
+    episode = Episode(
+        id="c",
+        task="MOC",
+        question="How many cyclists pass obj_3?",
+        options=["A. 1", "B. 2", "C. 3", "D. 4"],
+        videos=[VideoRef(index=1, duration=60), VideoRef(index=2, duration=60)],
+    )
+    red, blue = (
+        "A cyclist in a red jacket overtakes obj_3.",
+        "A cyclist in a blue jacket overtakes Obj_3.",
+    )  # as rendered
+    decoys = [
+        line("A motorcyclist overtakes obj_3.", 1, 30),  # not a cyclist
+        line("A cyclist in a grey jacket overtakes obj_1.", 2, 12),  # not obj_3
+        line("obj_3 (white car) is at the top left of the frame.", 1, 2),
+    ]
+    # red seen in both views and in two frames of view A: one event; "pass" is never said of obj_3, so not asked
+    seen = [line(red, 1, 10), line(red, 1, 11), line(red.replace("obj", "Obj"), 2, 10), line(blue, 2, 40), *decoys]
+    assert count_across_views(episode, seen) == "B"
+    assert count_across_views(episode, seen[:1] + decoys) == "A"
+    assert count_across_views(episode, decoys[1:2]) is None  # no line names obj_3: the reader reads
+    sedans = episode.model_copy(update={"question": "How many grey sedans overtake obj_3?"})
+    assert count_across_views(sedans, [line("A grey SUV overtakes obj_3.", 1, 5), *decoys]) == "A"  # 0: the nearest
+
+
+def test_moc_counting_reads_generated_episodes_far_better_than_chance():
+    """Through the real simulator after the scan at 128 frames a look, the counts pick the right option on most
+    episodes (the option reader: 13-28 %; chance 1 in 4)."""
+    scripts = generate("MOC", 40, seed=7)
+    table = {s.id: s for s in scripts}
+    agent = Agent(ScanTeacher(table, frames=128), ScriptSimulator(table, sampling="frames"), Limits(max_turns=4))
+    right = 0
+    for script in scripts:
+        _, messages = agent.converse(script.episode)
+        seen = [seen_from(look.action, look.observation) for look in looks(messages, script.episode)]
+        right += count_across_views(script.episode, evidence_lines(evidence_text(seen))) == script.answer
+    assert right / len(scripts) > 0.5

@@ -64,7 +64,8 @@ class MetricsLogger(TrainerCallback):
             return
         row = {"step": state.global_step, "time": time.time(), **logs}
         step_time = logs.get("step_time")
-        if step_time:
+        # Only a step that sampled made completions: with grpo.num_iterations > 1 the steps between reuse its batch.
+        if step_time and "reward" in logs:
             row["throughput/completions_per_second"] = rollouts_per_step(args) / step_time
             if "timing/simulator_seconds" in logs:
                 row["throughput/simulator_share"] = logs["timing/simulator_seconds"] / step_time

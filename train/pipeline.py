@@ -505,12 +505,15 @@ def world_size() -> int:
 
 
 def _throughput(metrics: list[dict]) -> dict:
+    """Completions sampled per second of optimizer steps, over the whole run: the steps that only reuse a sampled
+    batch (`grpo.num_iterations` > 1) add their time and no completions."""
     rows = [row for row in metrics if row.get("step_time")]
     if not rows:
         return {"completions_per_second": 0.0, "simulator_share": 0.0, "step_seconds": 0.0}
-    step = sum(row["step_time"] for row in rows) / len(rows)
+    seconds = sum(row["step_time"] for row in rows)
+    sampled = sum(row.get("throughput/completions_per_second", 0.0) * row["step_time"] for row in rows)
     return {
-        "completions_per_second": sum(row.get("throughput/completions_per_second", 0.0) for row in rows) / len(rows),
-        "simulator_share": sum(row.get("throughput/simulator_share", 0.0) for row in rows) / len(rows),
-        "step_seconds": step,
+        "completions_per_second": sampled / seconds,
+        "simulator_share": sum(row.get("timing/simulator_seconds", 0.0) for row in rows) / seconds,
+        "step_seconds": seconds / len(rows),
     }

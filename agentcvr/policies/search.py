@@ -4,8 +4,11 @@ showed (never the script), where a second look measurably reads better than the 
 - PEA ("Video 3: attach the sound module and the chassis"): per option, the scan line of the named video (every
   video where it names none) that shares the most words with the option's step, observed again over its own stamp
   with the step as the focus. The reader then sees the step alone rather than among the video's other seven lines.
-- NC and CCQA: each video observed again in contiguous windows (3 and 5), the question as the focus. A whole-video
-  look returns at most the simulator's eight lines: NC's plot point and CCQA's steps are often ranked out of it.
+- NC, CCQA and MOC: each video observed again in contiguous windows (3, 5 and 4), the question as the focus. A
+  whole-video look returns at most the simulator's eight lines: NC's plot point, CCQA's steps and MOC's counted
+  events (up to seven, beside the object's own places) are often ranked out of it. MOC's windows (session 25) were
+  chosen on seed 22 among 2, 3, 4 and 6 and checked on seed 23: the counting matcher right on 77 -> 87 % and
+  67 -> 78 % of the episodes.
 - MSR (session 24): where the question asks where an object is in one view at a moment another view shows, the asked
   view around the stamp of the other view's scan line most like the moment (`MOMENT_PAD` either side), the object as
   the focus; where it asks for the object's final place, the asked view from the object's last scan line to the end.
@@ -31,7 +34,7 @@ from agentcvr.reading import Line, best_line, evidence_lines, evidence_text, see
 ZOOM_TASKS = frozenset({"PEA"})
 MOMENT_TASKS = frozenset({"MSR"})
 MOMENT_PAD = 4.0  # seconds either side of the moment's line: the asked view's lines at that time
-WINDOWS = {"NC": 3, "CCQA": 5}
+WINDOWS = {"NC": 3, "CCQA": 5, "MOC": 4}
 SEARCH_THOUGHT = "Look again where the question and the scan point."  # the search turn's thought
 _LETTER = re.compile(r"^\s*[A-Z][.)]\s*")
 _VIDEO = re.compile(r"\bvideo\s*(\d+)\b", re.IGNORECASE)

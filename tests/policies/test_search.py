@@ -87,7 +87,7 @@ def test_msr_looks_at_the_asked_view_around_the_moment_the_other_view_showed():
     assert moments >= 10 and finals >= 5
 
 
-@pytest.mark.parametrize("task", ["BU", "CC", "PI", "MOC", "FSA", "PSS"])
+@pytest.mark.parametrize("task", ["BU", "CC", "PI", "FSA", "PSS"])
 def test_other_kinds_get_no_search(task):
     script = generate_one(task, 0, 5)
     assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []
