@@ -34,6 +34,12 @@ def main() -> int:
     parser.add_argument("--task", required=True, choices=sorted(MATCHED_ELSE_READ), help="the kind to compare")
     parser.add_argument("--reader", default="scan-v2", help="a shipped reader's name or a reader folder")
     parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the default master's)")
+    parser.add_argument(
+        "--observation-chars",
+        type=int,
+        default=Limits().max_observation_chars,
+        help="each observation cut to this many characters (train-sim's agent.max_observation_chars is 600)",
+    )
     args = parser.parse_args()
     scripts = [s for s in map(Script.model_validate_json, args.scripts.read_text().splitlines()) if s.task == args.task]
     if not scripts:
@@ -50,10 +56,14 @@ def main() -> int:
     right: dict[tuple[str, str], list[float]] = {}  # (looks, answered by) -> each episode right or not
     for look, policy in looks.items():
         for how, reader in readers.items():
-            agent = Agent(ReaderAnswers(policy, reader), ScriptSimulator(table, sampling="frames"), Limits(max_turns=6))
+            limits = Limits(max_turns=6, max_observation_chars=args.observation_chars)
+            agent = Agent(ReaderAnswers(policy, reader), ScriptSimulator(table, sampling="frames"), limits)
             right[look, how] = [float(agent.run(s.episode).answer == s.answer) for s in scripts]
     baseline = right["scan", "head"]
-    out = Table(title=f"{args.task}: {len(scripts)} episodes of {args.scripts}, reader {args.reader}")
+    out = Table(
+        title=f"{args.task}: {len(scripts)} episodes of {args.scripts}, reader {args.reader}, "
+        f"observations cut at {args.observation_chars} characters"
+    )
     for column in ("looks", "answered by", "success %", "paired against the scan's head (95 %)", "won", "lost"):
         out.add_column(column)
     for (look, how), scores in right.items():
