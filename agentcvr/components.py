@@ -126,6 +126,16 @@ class ScanOptions(TeacherOptions):
     )
 
 
+class SearchOptions(ScanOptions):
+    share: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="Share of episodes (the same ones every run, by their id) whose scan is followed by the search's "
+        "turn; the rest answer after the scan. Below 1 a warm start imitating it samples both plans.",
+    )
+
+
 class RandomOptions(PolicyOptions):
     seed: int = Field(default=0, description="The same seed gives the same traces.")
 
@@ -238,6 +248,15 @@ def _scan(arg: str, scripts: Mapping[str, Script], options: ScanOptions) -> Poli
     return ScanTeacher(scripts, protocol=options.protocol, windows=options.windows, frames=options.scan_frames)
 
 
+def _search(arg: str, scripts: Mapping[str, Script], options: SearchOptions) -> Policy:
+    from agentcvr.policies.scan_teacher import ScanThen
+    from agentcvr.policies.search import SEARCH_THOUGHT, on_share, search_calls
+
+    more = search_calls if options.share >= 1 else on_share(search_calls, options.share)
+    frames = options.scan_frames
+    return ScanThen(scripts, more, options.protocol, options.windows, thought=SEARCH_THOUGHT, frames=frames)
+
+
 def _random(arg: str, scripts: Mapping[str, Script], options: RandomOptions) -> Policy:
     from agentcvr.policies.random_policy import RandomPolicy
 
@@ -316,6 +335,7 @@ SINGLE_SLOT = frozenset({"gguf", "gguf-free", "hf", "trained"})
 POLICIES: dict[str, Kind] = {
     "expert": Kind(TeacherOptions, _expert),
     "scan": Kind(ScanOptions, _scan),
+    "search": Kind(SearchOptions, _search),
     "random": Kind(RandomOptions, _random),
     "gguf": Kind(GGUFOptions, _gguf),
     "gguf-free": Kind(GGUFFreeOptions, _gguf_free),

@@ -8,7 +8,7 @@ from agentcvr.actions import Listen, Observe
 from agentcvr.components import make_perception, make_policy, make_training_perception
 from agentcvr.openai_stub import OpenAIStub
 from agentcvr.policies.expert import ExpertPolicy
-from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
 from simulator.jigsaw_sim import MASKED_AUDIO, OrchestratedSimulator
 from simulator.llm_sim import LLMSimulator
 from simulator.noise import Noise
@@ -67,9 +67,36 @@ def test_the_llm_simulator_asks_the_configured_server_and_model(pet_script):
 def test_every_configurable_teacher_is_a_policy_name(pet_script):
     table = {pet_script.id: pet_script}
     teachers = typing.get_args(SFTConfig.model_fields["teacher"].annotation)
-    assert set(teachers) == {"expert", "scan"}
+    assert set(teachers) == {"expert", "scan", "search"}
     assert isinstance(make_policy("expert", table), ExpertPolicy)
     assert isinstance(make_policy("scan", table), ScanTeacher)
+    assert isinstance(make_policy("search", table), ScanThen)
+
+
+def test_the_search_teacher_searches_on_its_share_of_episodes_and_the_same_ones_every_run():
+    """A warm start imitating `search` at share 0.5 sees both plans: the scan alone, and the scan then the search's
+    turn (NC: each video again in windows)."""
+    from agentcvr.agent import Agent
+    from agentcvr.interfaces import Limits
+    from scripts_gen.generate import generate
+
+    scripts = generate("NC", 12, seed=3)
+    table = {s.id: s for s in scripts}
+
+    def turns(share: float) -> list[int]:
+        agent = Agent(make_policy("search", table, share=share), ScriptSimulator(table), Limits(max_turns=6))
+        return [agent.run(s.episode).turns for s in scripts]
+
+    scan = [
+        Agent(make_policy("scan", table), ScriptSimulator(table), Limits(max_turns=6)).run(s.episode).turns
+        for s in scripts
+    ]
+    always, half = turns(1.0), turns(0.5)
+    assert all(a == t + 1 for a, t in zip(always, scan, strict=True))  # one more turn of looks on every episode
+    assert set(half) == set(scan) | set(always) and 0 < sum(h > t for h, t in zip(half, scan, strict=True)) < 12
+    assert half == turns(0.5) and turns(0.0) == scan
+    cfg = config(sft={"teacher": "search", "teacher_search_share": 0.5})
+    assert cfg.sft.teacher_search_share == 0.5
 
 
 def test_unknown_perception_names_the_valid_ones():

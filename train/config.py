@@ -156,10 +156,18 @@ class SFTConfig(_Section):
     """Warm start: next-token loss on the assistant tokens of expert trajectories, until validation stops improving."""
 
     enabled: bool = True
-    teacher: Literal["expert", "scan"] = Field(
+    teacher: Literal["expert", "scan", "search"] = Field(
         default="expert",
-        description="Whose trajectories: the expert (looks where the script's evidence is) or the scan teacher "
-        "(looks only where the question points, a policy can imitate it).",
+        description="Whose trajectories: the expert (looks where the script's evidence is), the scan teacher "
+        "(looks only where the question points, a policy can imitate it), or the scan followed by the search's turn "
+        "(agentcvr/policies/search.py) on `teacher_search_share` of the episodes.",
+    )
+    teacher_search_share: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="With teacher=search: the share of episodes whose scan the search's turn follows (the rest answer "
+        "after the scan), so the warm start samples both plans and GRPO can choose between them.",
     )
     teacher_frames: int = Field(
         default=MAX_FRAMES,

@@ -197,8 +197,10 @@ class Run:
     def teacher(self, scripts: Mapping[str, Script]) -> Policy:
         """The warm start's teacher, writing the run's protocol; the scan teacher's looks at `sft.teacher_frames`."""
         sft = self.cfg.sft
-        frames = {"scan_frames": sft.teacher_frames} if sft.teacher == "scan" else {}
-        return make_policy(sft.teacher, scripts, protocol=self.cfg.agent.protocol, **frames)
+        options = {"scan_frames": sft.teacher_frames} if sft.teacher in ("scan", "search") else {}
+        if sft.teacher == "search":
+            options["share"] = sft.teacher_search_share
+        return make_policy(sft.teacher, scripts, protocol=self.cfg.agent.protocol, **options)
 
     def evaluate(self, name: str, policy_dir: str | None, teacher_looks: bool = False) -> dict:
         """Held-out evaluation of a saved policy (or of the teacher when `policy_dir` is None), cached as JSON. With

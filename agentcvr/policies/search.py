@@ -22,8 +22,9 @@ is the embedded master's default since session 24 (+3.8 points paired over the s
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agentcvr.episode import Episode
 from agentcvr.matching import multi_view_question
@@ -107,3 +108,15 @@ def search_calls(episode: Episode, made: Sequence[Look]) -> list[Call]:
     for tool, arguments in calls:
         unique.setdefault((tool, *sorted(arguments.items())), (tool, arguments))
     return list(unique.values())
+
+
+def on_share(calls: Callable[[Episode, Sequence[Look]], list[Call]], share: float) -> Callable[..., list[Call]]:
+    """`calls` on a fixed `share` of episodes (by a hash of their id, so every run picks the same ones), none on the
+    rest: a teacher that searches on some episodes only, so a warm start imitating it samples both plans and GRPO can
+    choose between them."""
+
+    def some(episode: Episode, made: Sequence[Look]) -> list[Call]:
+        draw = int.from_bytes(hashlib.sha256(episode.id.encode()).digest()[:8], "big") / 2**64
+        return calls(episode, made) if draw < share else []
+
+    return some
