@@ -195,7 +195,8 @@ class Run:
         return str(folder)
 
     def teacher(self, scripts: Mapping[str, Script]) -> Policy:
-        """The warm start's teacher, writing the run's protocol; the scan teacher's looks at `sft.teacher_frames`."""
+        """The warm start's teacher, writing the run's protocol; the scan's looks (also the search teacher's) at
+        `sft.teacher_frames`."""
         sft = self.cfg.sft
         options = {"scan_frames": sft.teacher_frames} if sft.teacher in ("scan", "search") else {}
         if sft.teacher == "search":
