@@ -249,12 +249,9 @@ def _scan(arg: str, scripts: Mapping[str, Script], options: ScanOptions) -> Poli
 
 
 def _search(arg: str, scripts: Mapping[str, Script], options: SearchOptions) -> Policy:
-    from agentcvr.policies.scan_teacher import ScanThen
-    from agentcvr.policies.search import SEARCH_THOUGHT, on_share, search_calls
+    from agentcvr.policies.search import scan_then_search
 
-    more = search_calls if options.share >= 1 else on_share(search_calls, options.share)
-    frames = options.scan_frames
-    return ScanThen(scripts, more, options.protocol, options.windows, thought=SEARCH_THOUGHT, frames=frames)
+    return scan_then_search(scripts, options.protocol, options.windows, options.scan_frames, options.share)
 
 
 def _random(arg: str, scripts: Mapping[str, Script], options: RandomOptions) -> Policy:

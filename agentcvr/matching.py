@@ -130,7 +130,12 @@ class MultiViewQuestion:
     final: bool = False
 
     def names_target(self, text: str) -> bool:
-        return re.search(rf"\b{self.target}\b", text, re.IGNORECASE) is not None  # rendered text: "Obj_1 ..."
+        return naming(self.target).search(text) is not None
+
+
+def naming(target: str) -> re.Pattern[str]:
+    """Where a text names `target` (obj_N) in any case: rendered text writes `Obj_1` where it starts a sentence."""
+    return re.compile(rf"\b{target}\b", re.IGNORECASE)
 
 
 def view_video(view: str) -> int:
@@ -194,7 +199,7 @@ def count_across_views(episode: Episode, lines: Sequence[Line]) -> str | None:
     numbers = [option_number(option) for option in option_texts(episode.options)]
     if asked is None or target is None or None in numbers:
         return None
-    named = re.compile(rf"\b{target.group(0)}\b", re.IGNORECASE)  # rendered text capitalizes it: "Obj_1 ..."
+    named = naming(target.group(0))
     about = {plain_text(line.text) for line in lines if not line.heard and named.search(line.text)}  # each event once
     if not about:
         return None

@@ -46,6 +46,29 @@ def _scanned(script) -> list:
     ]
 
 
+def _line(text: str, video: int, start: float) -> Line:
+    """A seen line stamped over two seconds from `start`."""
+    return Line(text, video, False, start + 1, (start, start + 2))
+
+
+def _two_views(id: str, task: str, question: str, options: list[str]) -> Episode:
+    """A multi-view episode: two drone views of one road, a minute each."""
+    return Episode(
+        id=id,
+        task=task,
+        question=question,
+        options=options,
+        videos=[VideoRef(index=1, duration=60), VideoRef(index=2, duration=60)],
+    )
+
+
+def _looked_lines(agent: Agent, script) -> list[Line]:
+    """The lines of every look `agent` made at `script`'s episode, as the reader reads them."""
+    _, messages = agent.converse(script.episode)
+    seen = [seen_from(look.action, look.observation) for look in looks(messages, script.episode)]
+    return evidence_lines(evidence_text(seen))
+
+
 def test_the_reference_segment_is_read_from_either_context():
     videos = [VideoRef(index=1, duration=60.0), VideoRef(index=2, duration=60.0)]
     generated = Episode(
@@ -101,21 +124,18 @@ def test_a_multi_view_question_names_its_object_view_and_moment(question, parts)
 
 
 def test_msr_is_answered_from_the_asked_views_lines_at_the_moment_and_else_left_to_the_reader():
-    def line(text, video, start):
-        return Line(text, video, False, start + 1, (start, start + 2))
-
-    episode = Episode(
-        id="m",
-        task="MSR",
-        question="When obj_1 and obj_3 are side by side in view B, where is obj_5 in view A?",
-        options=["A. Top left of the frame", "B. Not shown in the view", "C. Bottom right of the frame"],
-        videos=[VideoRef(index=1, duration=60), VideoRef(index=2, duration=60)],
+    episode = _two_views(
+        "m",
+        "MSR",
+        "When obj_1 and obj_3 are side by side in view B, where is obj_5 in view A?",
+        ["A. Top left of the frame", "B. Not shown in the view", "C. Bottom right of the frame"],
     )
-    moment = line("obj_1 and obj_3 are side by side.", 2, 20)
-    at_moment = line("Obj_5 (red car) is at the bottom right of the frame, in the leftmost lane.", 1, 20)  # as rendered
-    earlier = line("obj_5 (red car) is at the top left of the frame, in the leftmost lane.", 1, 4)
+    moment = _line("obj_1 and obj_3 are side by side.", 2, 20)
+    # "Obj_5" as rendered text writes an object that starts its sentence
+    at_moment = _line("Obj_5 (red car) is at the bottom right of the frame, in the leftmost lane.", 1, 20)
+    earlier = _line("obj_5 (red car) is at the top left of the frame, in the leftmost lane.", 1, 4)
     assert place_at_moment(episode, [moment, earlier, at_moment]) == "C"
-    without = line("obj_2 (white bus) is at the top left of the frame.", 1, 20)
+    without = _line("obj_2 (white bus) is at the top left of the frame.", 1, 20)
     assert place_at_moment(episode, [moment, earlier, without]) == "B"  # view A seen then, obj_5 not in it
     assert place_at_moment(episode, [moment, earlier]) is None  # view A not seen at the moment: the reader reads
     assert place_at_moment(episode, [earlier, at_moment]) is None  # the moment never seen
@@ -131,9 +151,7 @@ def test_msr_matching_reads_generated_episodes_better_than_chance():
     )
     right = answered = 0
     for script in scripts:
-        _, messages = agent.converse(script.episode)
-        seen = [seen_from(look.action, look.observation) for look in looks(messages, script.episode)]
-        placed = place_at_moment(script.episode, evidence_lines(evidence_text(seen)))
+        placed = place_at_moment(script.episode, _looked_lines(agent, script))
         if placed is not None:
             answered += 1
             right += placed == script.answer
@@ -141,32 +159,22 @@ def test_msr_matching_reads_generated_episodes_better_than_chance():
 
 
 def test_moc_counts_each_event_once_across_views_and_skips_what_the_question_does_not_count():
-    def line(text, video, start):
-        return Line(text, video, False, start + 1, (start, start + 2))
-
-    episode = Episode(
-        id="c",
-        task="MOC",
-        question="How many cyclists pass obj_3?",
-        options=["A. 1", "B. 2", "C. 3", "D. 4"],
-        videos=[VideoRef(index=1, duration=60), VideoRef(index=2, duration=60)],
-    )
-    red, blue = (
-        "A cyclist in a red jacket overtakes obj_3.",
-        "A cyclist in a blue jacket overtakes Obj_3.",
-    )  # as rendered
+    episode = _two_views("c", "MOC", "How many cyclists pass obj_3?", ["A. 1", "B. 2", "C. 3", "D. 4"])
+    # "Obj_3" as rendered text writes an object that starts its sentence
+    red, blue = "A cyclist in a red jacket overtakes obj_3.", "A cyclist in a blue jacket overtakes Obj_3."
     decoys = [
-        line("A motorcyclist overtakes obj_3.", 1, 30),  # not a cyclist
-        line("A cyclist in a grey jacket overtakes obj_1.", 2, 12),  # not obj_3
-        line("obj_3 (white car) is at the top left of the frame.", 1, 2),
+        _line("A motorcyclist overtakes obj_3.", 1, 30),  # not a cyclist
+        _line("A cyclist in a grey jacket overtakes obj_1.", 2, 12),  # not obj_3
+        _line("obj_3 (white car) is at the top left of the frame.", 1, 2),
     ]
     # red seen in both views and in two frames of view A: one event; "pass" is never said of obj_3, so not asked
-    seen = [line(red, 1, 10), line(red, 1, 11), line(red.replace("obj", "Obj"), 2, 10), line(blue, 2, 40), *decoys]
+    seen = [_line(red, 1, 10), _line(red, 1, 11), _line(red.replace("obj", "Obj"), 2, 10), _line(blue, 2, 40)]
+    seen += decoys
     assert count_across_views(episode, seen) == "B"
     assert count_across_views(episode, seen[:1] + decoys) == "A"
     assert count_across_views(episode, decoys[1:2]) is None  # no line names obj_3: the reader reads
     sedans = episode.model_copy(update={"question": "How many grey sedans overtake obj_3?"})
-    assert count_across_views(sedans, [line("A grey SUV overtakes obj_3.", 1, 5), *decoys]) == "A"  # 0: the nearest
+    assert count_across_views(sedans, [_line("A grey SUV overtakes obj_3.", 1, 5), *decoys]) == "A"  # 0: the nearest
 
 
 def test_moc_counting_reads_generated_episodes_far_better_than_chance():
@@ -175,9 +183,5 @@ def test_moc_counting_reads_generated_episodes_far_better_than_chance():
     scripts = generate("MOC", 40, seed=7)
     table = {s.id: s for s in scripts}
     agent = Agent(ScanTeacher(table, frames=128), ScriptSimulator(table, sampling="frames"), Limits(max_turns=4))
-    right = 0
-    for script in scripts:
-        _, messages = agent.converse(script.episode)
-        seen = [seen_from(look.action, look.observation) for look in looks(messages, script.episode)]
-        right += count_across_views(script.episode, evidence_lines(evidence_text(seen))) == script.answer
+    right = sum(count_across_views(s.episode, _looked_lines(agent, s)) == s.answer for s in scripts)
     assert right / len(scripts) > 0.5

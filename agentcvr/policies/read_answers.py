@@ -28,8 +28,8 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Policy, PolicyOutput
 from agentcvr.parsing import ParseError, parse_turn
 from agentcvr.policies.refine import REFINE_THOUGHT, refine_call
-from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
-from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.search import scan_then_search
 from agentcvr.policies.teaching import looks, write_turn
 from agentcvr.reading import Seen, reads, seen_from
 from agentcvr.session import forced_turn
@@ -84,9 +84,7 @@ class ReaderAnswers:
         # only the looking turns are used (no script: they never answer), cut as the reader's training looks were
         self.scanner: ScanTeacher | None
         if who_looks == "search":
-            self.scanner = ScanThen(
-                {}, search_calls, self.protocol, reader.windows, thought=SEARCH_THOUGHT, frames=scan_frames
-            )
+            self.scanner = scan_then_search({}, self.protocol, reader.windows, scan_frames)
         elif who_looks == "scan":
             self.scanner = ScanTeacher({}, protocol=self.protocol, windows=reader.windows, frames=scan_frames)
         else:

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from agentcvr.episode import Episode
 from agentcvr.matching import multi_view_question
-from agentcvr.policies.scan_teacher import window_spans
-from agentcvr.policies.teaching import Call, Look
+from agentcvr.policies.scan_teacher import ScanThen, window_spans
+from agentcvr.policies.teaching import Call, Look, Protocol
 from agentcvr.reading import Line, best_line, evidence_lines, evidence_text, seen_from
+from agentcvr.script import Script
 
 ZOOM_TASKS = frozenset({"PEA"})
 MOMENT_TASKS = frozenset({"MSR"})
@@ -120,3 +121,12 @@ def on_share(calls: Callable[[Episode, Sequence[Look]], list[Call]], share: floa
         return calls(episode, made) if draw < share else []
 
     return some
+
+
+def scan_then_search(
+    scripts: Mapping[str, Script], protocol: Protocol, windows: int, frames: int, share: float = 1.0
+) -> ScanThen:
+    """The scan, then the search's turn (on `share` of the episodes): `reader_looks=search`'s looks and the `search`
+    teacher."""
+    more = search_calls if share >= 1 else on_share(search_calls, share)
+    return ScanThen(scripts, more, protocol, windows, thought=SEARCH_THOUGHT, frames=frames)
