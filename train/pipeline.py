@@ -143,7 +143,7 @@ class Run:
         started = time.perf_counter()
         table = scripts_by_id(self.sft_scripts)
         protocol = self.cfg.agent.protocol
-        conversations, _ = teacher_conversations(
+        conversations, results = teacher_conversations(
             self.sft_scripts,
             self.teacher(table),
             make_training_perception(self.cfg, table),
@@ -180,7 +180,14 @@ class Run:
             f"model {parameter_count(model) / 1e6:.2f} M parameters, {trainable_count(model) / 1e6:.2f} M trained"
         )
         result = sft.train_sft(
-            model, tokenizer, texts, self.cfg.sft, seed=self.cfg.seed, log=self.log, checkpoint=checkpoint
+            model,
+            tokenizer,
+            texts,
+            self.cfg.sft,
+            seed=self.cfg.seed,
+            log=self.log,
+            checkpoint=checkpoint,
+            kinds=[r.task for r in results if r.answer is not None],  # the conversations' kinds, in order
         )
         sft.save_result(result, folder / "sft.json")
         sft.plot_sft(result, folder / "sft_loss.png")

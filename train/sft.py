@@ -13,6 +13,7 @@ import json
 import math
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,6 +140,20 @@ def _evaluate(model, data, batch_size: int, pad_id: int) -> float:
     return total / max(count, 1)
 
 
+def lost_by_kind(encoded: list, kinds: list[str] | None, max_length: int) -> str:
+    """`; NC 42 of 90, MOC 13 of 30`: per kind, its trajectories over `max_length` of all it had (empty without
+    kinds). Session 25's search-teacher warm start lost every NC search this way, and so sampled NC's search never."""
+    if kinds is None:
+        return ""
+    if len(kinds) != len(encoded):
+        raise ValueError(f"{len(kinds)} kinds for {len(encoded)} trajectories")
+    totals, lost = (
+        Counter(kinds),
+        Counter(k for k, (ids, _) in zip(kinds, encoded, strict=True) if len(ids) > max_length),
+    )
+    return "; " + ", ".join(f"{kind} {lost[kind]} of {totals[kind]}" for kind in sorted(lost))
+
+
 def train_sft(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -147,12 +162,14 @@ def train_sft(
     seed: int = 0,
     log=print,
     checkpoint: Path | None = None,
+    kinds: list[str] | None = None,
 ) -> SFTResult:
     """Train in place until validation loss stops improving (or `max_epochs` / `max_seconds`); keeps the best
     weights. With `checkpoint`, everything needed to go on (weights, optimizer, schedule, sampling state, the best
     weights so far) is written there after each epoch and every `checkpoint_minutes` within one, and a run that finds
     the file goes on from the batch after it, in the same batch order: an interrupted warm start (one epoch of a 135 M
-    model is 80 minutes on 2 cores) loses at most those minutes."""
+    model is 80 minutes on 2 cores) loses at most those minutes. `kinds` (each text's task kind) lets the line about
+    trajectories left out for their length say which kinds lost them."""
     import copy
 
     import torch
@@ -162,11 +179,12 @@ def train_sft(
     encoded = [encode(tokenizer, text, cfg.answer_weight) for text in texts]
     fitting = [item for item in encoded if len(item[0]) <= cfg.max_length]
     too_long = len(encoded) - len(fitting)
-    if too_long:  # the longest kind is lost first (NC, eight looks): say so, or its warm start quietly goes without it
+    if too_long:  # the longest plan is lost first (NC's, the search's): say so, or the warm start goes without it
         longest = max(len(ids) for ids, _ in encoded)
         log(
             f"warm start: left out {too_long} of {len(encoded)} trajectories over sft.max_length={cfg.max_length} "
-            f"tokens (longest {longest}); raise sft.max_length and model.max_position_embeddings to keep them"
+            f"tokens (longest {longest}{lost_by_kind(encoded, kinds, cfg.max_length)}); raise sft.max_length and "
+            "model.max_position_embeddings to keep them"
         )
     if not fitting:
         raise ValueError(f"every trajectory passes sft.max_length={cfg.max_length} tokens: raise it")

@@ -108,9 +108,11 @@ def test_the_warm_start_says_what_it_leaves_out_and_every_tenth_step_and_refuses
     small = TrainConfig().model.model_copy(update={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1})
     cfg = SFTConfig(max_epochs=1, batch_size=2, warmup_steps=1, val_fraction=0.5, max_length=lengths[1])
     said: list[str] = []
-    result = train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg, log=said.append)
+    kinds = [s.task for s in scripts] * 2
+    result = train_sft(build_tiny_model(small, tokenizer, seed=0), tokenizer, texts, cfg, log=said.append, kinds=kinds)
     assert result.too_long == 2 and result.examples == 1  # two kept: one validates, one trains
     assert any(f"left out 2 of 4 trajectories over sft.max_length={lengths[1]}" in line for line in said)
+    assert any("; PI 2 of 2)" in line for line in said)  # the kind that lost them, of all it had
     # every tenth step of an epoch is said (a pretrained base's epoch is long): 16 trajectories, 4 validate, 12 steps
     said.clear()
     one_by_one = SFTConfig(max_epochs=1, batch_size=1, warmup_steps=1, val_fraction=0.25)

@@ -1,0 +1,122 @@
+"""How often does a warm start sample the search's turn rather than answering after the scan?
+
+GRPO can only prefer the search's looks (docs/reader.md) over answering after the scan if its rollouts make both. A
+warm start trained on a teacher that searches on a share of episodes (`train-sim -o sft.teacher=search -o
+sft.teacher_search_share=S`) should put about that share of its probability on the search's turn; sampling groups
+(`benchmarks/grpo_signal.py`) measures it at minutes a group. This reads it exactly and in seconds: on each episode the
+scan teacher's conversation and the search teacher's part at the policy turn after the scan; the policy's next-token
+distribution at the first token where they part gives the probability of starting each plan (at each temperature),
+and of a group of G rollouts holding both. Greedy decoding takes whichever is larger.
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/plan_odds.py --warm-start runs/smol-v10/warmstart \
+        --scripts runs/seed48.jsonl --temperature 1.0 --temperature 1.3
+
+Only the kinds where the search makes a call (NC, PEA, MSR, MOC, CCQA) part; the policy is assumed to have made the
+scan's turns as the teacher did (a warm start imitates them nearly always).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
+from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
+from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
+from agentcvr.script import Script
+from simulator.script_sim import ScriptSimulator
+
+
+def parting_ids(tokenizer, scan: list[dict], search: list[dict]) -> tuple[list[int], int, int] | None:
+    """The token ids the two rendered conversations share, and each one's next token there (None: they never part)."""
+    from train.trajectories import for_template
+
+    texts = (tokenizer.apply_chat_template(for_template(c), tokenize=False) for c in (scan, search))
+    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts)  # as the warm start read them
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if shared is None:
+        return None
+    return list(a[:shared]), a[shared], b[shared]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--warm-start", type=Path, required=True, help="a train-sim warm-start (or final) folder")
+    parser.add_argument(
+        "--scripts", type=Path, required=True, help="gen-scripts JSONL (a seed the warm start never saw)"
+    )
+    parser.add_argument("--task", action="append", help="kinds (repeatable); default every kind in the scripts")
+    parser.add_argument("--temperature", type=float, action="append", help="sampling temperatures (repeatable)")
+    parser.add_argument("--group", type=int, default=8, help="rollouts a GRPO group samples")
+    parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the teacher's)")
+    parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
+    parser.add_argument("--protocol", default="json", choices=["json", "tools"])
+    args = parser.parse_args()
+    if not (args.warm_start / "config.json").exists():
+        parser.error(f"--warm-start {args.warm_start} holds no merged model (config.json)")
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    scripts = [Script.model_validate_json(line) for line in args.scripts.read_text().splitlines() if line.strip()]
+    scripts = [s for s in scripts if args.task is None or s.task in args.task]
+    if not scripts:
+        parser.error(f"{args.scripts} holds no script of {args.task}")
+    table = {s.id: s for s in scripts}
+    limits = Limits(max_turns=6, max_observation_chars=args.observation_chars)
+    perception = ScriptSimulator(table, sampling="frames")
+    scan = Agent(ScanTeacher(table, protocol=args.protocol, frames=args.frames), perception, limits)
+    search = Agent(
+        ScanThen(table, search_calls, protocol=args.protocol, thought=SEARCH_THOUGHT, frames=args.frames),
+        perception,
+        limits,
+    )
+    tokenizer = AutoTokenizer.from_pretrained(args.warm_start)
+    model = AutoModelForCausalLM.from_pretrained(args.warm_start, dtype=torch.float32).eval()
+    temperatures = args.temperature or [1.0]
+
+    odds: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(
+        list
+    )  # kind -> per episode {T: (search, scan)}
+    for script in scripts:
+        parted = parting_ids(tokenizer, scan.converse(script.episode)[1], search.converse(script.episode)[1])
+        if parted is None:
+            continue  # the search made no call here
+        shared, scan_token, search_token = parted
+        with torch.no_grad():
+            logits = model(torch.tensor([shared])).logits[0, -1]
+        odds[script.task].append(
+            {
+                t: (float(p[search_token]), float(p[scan_token]))
+                for t in temperatures
+                for p in [torch.softmax(logits / t, dim=-1)]
+            }
+        )
+
+    out = Table(title=f"Where the plans part: {args.warm_start}, {args.scripts} (groups of {args.group})")
+    for column in ("kind", "episodes", "T", "P(search) %", "P(answer) %", "greedy searches", "groups with both %"):
+        out.add_column(column, justify="left" if column == "kind" else "right")
+    for kind, episodes in sorted(odds.items()):
+        for t in temperatures:
+            pairs = [episode[t] for episode in episodes]
+            both = [1 - (1 - s) ** args.group - (1 - a) ** args.group + (1 - s - a) ** args.group for s, a in pairs]
+            out.add_row(
+                kind,
+                str(len(pairs)),
+                f"{t:g}",
+                f"{100 * sum(s for s, _ in pairs) / len(pairs):.1f}",
+                f"{100 * sum(a for _, a in pairs) / len(pairs):.1f}",
+                f"{sum(s > a for s, a in pairs)}/{len(pairs)}",
+                f"{100 * sum(both) / len(both):.0f}",
+            )
+    Console().print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
