@@ -77,6 +77,7 @@ def main() -> None:
         "spread % dense",
         "answers/group",
         "calls",
+        "turns",
         "r(calls, reward)",
         "reward",
         "correct %",
@@ -93,6 +94,7 @@ def main() -> None:
             f"{100 * r['spread_dense']:.0f}",
             f"{r['answers_per_group']:.1f}",
             f"{r['calls']:.2f}",
+            f"{r['turns']:.2f}",
             correlation(r),
             f"{r['reward']:.2f}",
             f"{100 * r['correct']:.0f}",
@@ -107,7 +109,7 @@ def summary_line(r: dict) -> str:
     return (
         f"{r['task']} T={r['temperature']:g}: spread in {100 * r['spread']:.0f} % of {r['groups']} groups "
         f"(official {100 * r['spread_official']:.0f} %, dense {100 * r['spread_dense']:.0f} %), "
-        f"{r['answers_per_group']:.1f} answers a group, {r['calls']:.2f} calls a rollout, "
+        f"{r['answers_per_group']:.1f} answers a group, {r['calls']:.2f} calls and {r['turns']:.2f} turns a rollout, "
         f"r(calls, reward) {correlation(r)}, "
         f"{r['seconds']:.0f} s"
     )

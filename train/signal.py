@@ -45,6 +45,7 @@ def sample_groups(trainer, rows: list[dict], seed: int = 0) -> dict:
         "spread_dense": spread(dense),
         "answers_per_group": statistics.mean(len({str(out["trace"][i].answer) for i in group}) for group in groups),
         "calls": statistics.mean(calls),
+        "turns": statistics.mean(result.turns for result in out["trace"]),  # a turn whose calls all failed adds none
         # > 0: within a group, the rollouts that look more earn more; < 0: GRPO is paid to look less
         "calls_reward_correlation": within_group_correlation(calls, total, groups),
         "reward": statistics.mean(total),

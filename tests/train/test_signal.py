@@ -14,6 +14,7 @@ def test_greedy_groups_carry_no_signal_and_a_jittered_reward_always_does(warm_st
     assert greedy["groups"] == len(rows) == 2
     assert greedy["spread"] == greedy["spread_official"] == greedy["spread_dense"] == 0.0
     assert greedy["answers_per_group"] == 1.0
+    assert greedy["turns"] >= 1  # the answer's turn at least
     assert greedy["calls"] > 0 and greedy["calls_reward_correlation"] is None  # nothing varies within a group
 
     jittered, _, _, _ = trainer_over(warm_start, tmp_path / "j", grpo=grpo, extra_rewards=[Jitter()])
