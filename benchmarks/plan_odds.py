@@ -8,8 +8,10 @@ scan teacher's conversation and the search teacher's part at the policy turn aft
 distribution at the first token where they part gives the probability of starting each plan (at each temperature),
 and of a group of G rollouts holding both. Greedy decoding takes whichever is larger.
 
+    for t in NC PEA MSR MOC CCQA; do agentcvr gen-scripts --task $t -n 30 --seed 48 --out /tmp/s48-$t.jsonl; done
+    cat /tmp/s48-*.jsonl > runs/seed48-search.jsonl
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/plan_odds.py --warm-start runs/smol-v10/warmstart \
-        --scripts runs/seed48.jsonl --temperature 1.0 --temperature 1.3
+        --scripts runs/seed48-search.jsonl --temperature 1.0 --temperature 1.3
 
 Only the kinds where the search makes a call (NC, PEA, MSR, MOC, CCQA) part; the policy is assumed to have made the
 scan's turns as the teacher did (a warm start imitates them nearly always).
@@ -57,6 +59,8 @@ def main() -> int:
     parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
     parser.add_argument("--protocol", default="json", choices=["json", "tools"])
     args = parser.parse_args()
+    if any(t <= 0 for t in args.temperature or []):
+        parser.error("--temperature must be above 0 (greedy is the table's 'greedy searches' column)")
     if not (args.warm_start / "config.json").exists():
         parser.error(f"--warm-start {args.warm_start} holds no merged model (config.json)")
 
@@ -80,9 +84,8 @@ def main() -> int:
     model = AutoModelForCausalLM.from_pretrained(args.warm_start, dtype=torch.float32).eval()
     temperatures = args.temperature or [1.0]
 
-    odds: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(
-        list
-    )  # kind -> per episode {T: (search, scan)}
+    # kind -> per episode {temperature: (P(search), P(answer))}
+    odds: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(list)
     for script in scripts:
         parted = parting_ids(tokenizer, scan.converse(script.episode)[1], search.converse(script.episode)[1])
         if parted is None:
