@@ -21,8 +21,8 @@ from rich.table import Table
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
 from agentcvr.policies.read_answers import ReaderAnswers
-from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
-from agentcvr.policies.search import search_calls
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.search import scan_then_search
 from agentcvr.reader import MATCHED_ELSE_READ, Reader, reader_folder
 from agentcvr.script import Script
 from simulator.script_sim import ScriptSimulator
@@ -51,7 +51,7 @@ def main() -> int:
     table = {s.id: s for s in scripts}
     looks = {
         "scan": ScanTeacher(table, frames=args.frames),
-        "search": ScanThen(table, search_calls, frames=args.frames),
+        "search": scan_then_search(table, "tools", 1, args.frames),
     }
     right: dict[tuple[str, str], list[float]] = {}  # (looks, answered by) -> each episode right or not
     for look, policy in looks.items():

@@ -28,18 +28,22 @@ from rich.table import Table
 
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
-from agentcvr.policies.scan_teacher import ScanTeacher, ScanThen
-from agentcvr.policies.search import SEARCH_THOUGHT, search_calls
+from agentcvr.policies.hf_policy import checkpoint_protocol, checkpoint_tools
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.search import scan_then_search
 from agentcvr.script import Script
 from simulator.script_sim import ScriptSimulator
 
 
-def parting_ids(tokenizer, scan: list[dict], search: list[dict]) -> tuple[list[int], int, int] | None:
+def parting_ids(
+    tokenizer, tools: list[dict] | None, scan: list[dict], search: list[dict]
+) -> tuple[list[int], int, int] | None:
     """The token ids the two rendered conversations share, and each one's next token there (None: they never part)."""
+    from train.sft import render
     from train.trajectories import for_template
 
-    texts = (tokenizer.apply_chat_template(for_template(c), tokenize=False) for c in (scan, search))
-    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts)  # as the warm start read them
+    texts = render(tokenizer, [for_template(scan), for_template(search)], tools)  # as the warm start read them
+    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts)
     shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
     if shared is None:
         return None
@@ -57,7 +61,6 @@ def main() -> int:
     parser.add_argument("--group", type=int, default=8, help="rollouts a GRPO group samples")
     parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the teacher's)")
     parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
-    parser.add_argument("--protocol", default="json", choices=["json", "tools"])
     args = parser.parse_args()
     if any(t <= 0 for t in args.temperature or []):
         parser.error("--temperature must be above 0 (greedy is the table's 'greedy searches' column)")
@@ -74,12 +77,10 @@ def main() -> int:
     table = {s.id: s for s in scripts}
     limits = Limits(max_turns=6, max_observation_chars=args.observation_chars)
     perception = ScriptSimulator(table, sampling="frames")
-    scan = Agent(ScanTeacher(table, protocol=args.protocol, frames=args.frames), perception, limits)
-    search = Agent(
-        ScanThen(table, search_calls, protocol=args.protocol, thought=SEARCH_THOUGHT, frames=args.frames),
-        perception,
-        limits,
-    )
+    protocol = checkpoint_protocol(args.warm_start)  # the action format the warm start writes
+    tools = checkpoint_tools(args.warm_start, protocol)
+    scan = Agent(ScanTeacher(table, protocol=protocol, frames=args.frames), perception, limits)
+    search = Agent(scan_then_search(table, protocol, 1, args.frames), perception, limits)
     tokenizer = AutoTokenizer.from_pretrained(args.warm_start)
     model = AutoModelForCausalLM.from_pretrained(args.warm_start, dtype=torch.float32).eval()
     temperatures = args.temperature or [1.0]
@@ -87,7 +88,7 @@ def main() -> int:
     # kind -> per episode {temperature: (P(search), P(answer))}
     odds: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(list)
     for script in scripts:
-        parted = parting_ids(tokenizer, scan.converse(script.episode)[1], search.converse(script.episode)[1])
+        parted = parting_ids(tokenizer, tools, scan.converse(script.episode)[1], search.converse(script.episode)[1])
         if parted is None:
             continue  # the search made no call here
         shared, scan_token, search_token = parted

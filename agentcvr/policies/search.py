@@ -128,5 +128,4 @@ def scan_then_search(
 ) -> ScanThen:
     """The scan, then the search's turn (on `share` of the episodes): `reader_looks=search`'s looks and the `search`
     teacher."""
-    more = search_calls if share >= 1 else on_share(search_calls, share)
-    return ScanThen(scripts, more, protocol, windows, thought=SEARCH_THOUGHT, frames=frames)
+    return ScanThen(scripts, on_share(search_calls, share), protocol, windows, thought=SEARCH_THOUGHT, frames=frames)
