@@ -4,7 +4,8 @@ A run folder's stages were computed under the config it recorded (`config.yaml`)
 teacher, model, reward or data would train the rest of the run on something else and report one run made of two, as a
 changed default (session 24: `simulator.sampling` became `frames`) would do silently. So a resume compares the
 settings and refuses, naming each difference, unless every one is in `RESUMABLE`: how long and how often (a budget
-raised to go further), how the held-out evaluation runs, and the engines that compute the same updates.
+raised to go further), how the held-out evaluation runs, and the engines that compute the same updates (a run killed for
+memory resumes in smaller micro-batches).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ RESUMABLE = frozenset(
         "grpo.vllm_server_base_url",
         "grpo.vllm_gpu_memory_utilization",
         "grpo.gradient_checkpointing",
+        "grpo.gradient_accumulation_steps",  # micro-batches of one step's rollouts: less memory, the same update
         "grpo.use_cpu",
         "grpo.deepspeed",
     }

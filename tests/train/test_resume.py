@@ -45,7 +45,15 @@ def test_a_changed_simulator_or_teacher_is_refused_naming_each_difference(tmp_pa
 def test_budgets_cadences_and_evaluation_may_change_on_resume():
     before = load_config("cpu-tiny", []).model_dump(mode="json")
     after = load_config(
-        "cpu-tiny", ["grpo.max_steps=500", "grpo.max_seconds=60", "sft.max_seconds=30", "eval.batch_size=7"]
+        "cpu-tiny",
+        [
+            "grpo.max_steps=500",
+            "grpo.max_seconds=60",
+            "sft.max_seconds=30",
+            "eval.batch_size=7",
+            "grpo.gradient_accumulation_steps=16",  # micro-batches of one rollout: a run killed for memory goes on
+            "grpo.gradient_checkpointing=true",
+        ],
     ).model_dump(mode="json")
     assert changed(before, after) == []
     assert changed(before, load_config("cpu-tiny", ["grpo.learning_rate=0.5"]).model_dump(mode="json")) == [
