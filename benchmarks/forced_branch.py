@@ -1,4 +1,4 @@
-"""What would a warm start win if it always took the search's turn? The ceiling of flipping its one choice.
+r"""What would a warm start win if it always took the search's turn? The ceiling of flipping its one choice.
 
 `benchmarks/plan_odds.py` reads how often a warm start trained on the search teacher (`sft.teacher=search`) starts the
 search's turn after the scan rather than answering. Greedy, it nearly always answers; GRPO can only make it prefer the
@@ -28,7 +28,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 from paired_masters import bootstrap  # benchmarks/, this script's own folder, leads sys.path
-from plan_odds import parting_ids
+from plan_odds import add_branch_arguments, parse_branch_arguments, parting_ids
 from rich.console import Console
 from rich.table import Table
 
@@ -102,21 +102,13 @@ def looks_made(calls: list[Step]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--warm-start", type=Path, required=True, help="a train-sim warm-start (or final) folder")
-    parser.add_argument(
-        "--scripts", type=Path, required=True, help="gen-scripts JSONL (a seed the warm start never saw)"
-    )
-    parser.add_argument("--task", action="append", help="kinds (repeatable); default every kind in the scripts")
+    add_branch_arguments(parser)
     parser.add_argument("--n", type=int, default=20, help="episodes a kind (the first N of the scripts)")
     parser.add_argument("--reader", default="scan-v2", help="a shipped reader's name or a reader folder")
-    parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the teacher's)")
-    parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--max-turn-tokens", type=int, default=512, help="tokens a turn may write (train-sim's)")
     parser.add_argument("--out", type=Path, required=True, help="JSONL of results; a rerun resumes from it")
-    args = parser.parse_args()
-    if not (args.warm_start / "config.json").exists():
-        parser.error(f"--warm-start {args.warm_start} holds no merged model (config.json)")
+    args = parse_branch_arguments(parser)
 
     scripts = [Script.model_validate_json(line) for line in args.scripts.read_text().splitlines() if line.strip()]
     kinds = args.task or sorted({s.task for s in scripts})

@@ -1,4 +1,4 @@
-"""How often does a warm start sample the search's turn rather than answering after the scan?
+r"""How often does a warm start sample the search's turn rather than answering after the scan?
 
 GRPO can only prefer the search's looks (docs/reader.md) over answering after the scan if its rollouts make both. A
 warm start trained on a teacher that searches on a share of episodes (`train-sim -o sft.teacher=search -o
@@ -50,22 +50,33 @@ def parting_ids(
     return list(a[:shared]), a[shared], b[shared]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_branch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the benchmarks that read a warm start where the two plans part (this one, forced_branch.py)."""
     parser.add_argument("--warm-start", type=Path, required=True, help="a train-sim warm-start (or final) folder")
     parser.add_argument(
         "--scripts", type=Path, required=True, help="gen-scripts JSONL (a seed the warm start never saw)"
     )
     parser.add_argument("--task", action="append", help="kinds (repeatable); default every kind in the scripts")
-    parser.add_argument("--temperature", type=float, action="append", help="sampling temperatures (repeatable)")
-    parser.add_argument("--group", type=int, default=8, help="rollouts a GRPO group samples")
     parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the teacher's)")
     parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
+
+
+def parse_branch_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The parsed options; a warm start without merged weights is refused."""
     args = parser.parse_args()
-    if any(t <= 0 for t in args.temperature or []):
-        parser.error("--temperature must be above 0 (greedy is the table's 'greedy searches' column)")
     if not (args.warm_start / "config.json").exists():
         parser.error(f"--warm-start {args.warm_start} holds no merged model (config.json)")
+    return args
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_branch_arguments(parser)
+    parser.add_argument("--temperature", type=float, action="append", help="sampling temperatures (repeatable)")
+    parser.add_argument("--group", type=int, default=8, help="rollouts a GRPO group samples")
+    args = parse_branch_arguments(parser)
+    if any(t <= 0 for t in args.temperature or []):
+        parser.error("--temperature must be above 0 (greedy is the table's 'greedy searches' column)")
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
