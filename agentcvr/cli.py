@@ -247,11 +247,12 @@ def _register_commands() -> None:
     from eval.report_cli import report_command
     from scripts_gen.render import render_command
     from serve.cli import ask_command, serve_command
-    from train.cli import train_reader, train_sim
+    from train.cli import merge_checkpoint, train_reader, train_sim
     from train.methods.curate_cli import curate_command
 
     app.command("train-sim")(train_sim)
     app.command("train-reader")(train_reader)
+    app.command("merge-checkpoint")(merge_checkpoint)
     app.command("curate-videos")(curate_command)
     app.command("render")(render_command)
     app.command("serve")(serve_command)

@@ -53,6 +53,25 @@ def train_sim(
         raise typer.BadParameter(str(error), param_hint="--resume") from None
 
 
+def merge_checkpoint(
+    checkpoint: Path = typer.Argument(..., help="A LoRA run's GRPO checkpoint: RUN/grpo/checkpoint-N."),
+    out: Path = typer.Option(None, help="Where the merged policy goes (default RUN/merged-N)."),
+) -> None:
+    """Merge a GRPO checkpoint's adapter into its run's base: a policy folder that evaluation, pack-master and the
+    plan benchmarks read like a warm start (TRL's checkpoints hold the adapter alone)."""
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from train.merge import merge_checkpoint as merge
+
+    try:
+        folder = merge(checkpoint, out)
+    except (FileNotFoundError, FileExistsError, ValueError) as error:
+        hint = "--out" if isinstance(error, FileExistsError) else "CHECKPOINT"
+        raise typer.BadParameter(str(error), param_hint=hint) from None
+    typer.echo(f"merged {checkpoint} into {folder}")
+
+
 def train_reader(
     out: Path = typer.Option(
         Path("runs/reader"), help="Run folder: items, curve.jsonl, curve.png, checkpoint.pt, reader/."

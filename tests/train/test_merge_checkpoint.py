@@ -1,0 +1,118 @@
+"""`agentcvr merge-checkpoint`: a LoRA run's GRPO checkpoint, as TRL writes it after a real step, becomes a policy
+folder with the merged weights that evaluation and the plan benchmarks load."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from agentcvr.cli import app
+from agentcvr.masters import ADAPTER_FOLDER
+from tests.train.conftest import Jitter
+from train.config import TrainConfig
+from train.merge import merge_checkpoint
+from train.monitoring import CompletionMarker
+from train.pipeline import Run
+from train.tiny_model import load_policy_model, with_lora
+
+
+@pytest.fixture(scope="module")
+def grpo_run(warm_start, tmp_path_factory):
+    """A run folder whose GRPO wrote `grpo/checkpoint-1` after one real TRL step on the warm start's adapter."""
+    from datasets import Dataset
+
+    from simulator.script_sim import ScriptSimulator
+    from train.grpo import build_trainer
+    from train.tokenizer import load_tokenizer
+    from train.trajectories import episodes_by_id, prompt_rows
+
+    base, scripts, limits = warm_start
+    cfg = TrainConfig.model_validate(
+        {
+            "model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1},
+            "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
+            "grpo": {
+                "num_generations": 4,
+                "prompts_per_step": 1,
+                "max_steps": 1,
+                "max_completion_length": 256,
+                "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
+                "beta": 0.0,
+                "save_steps": 1,
+                "report_to": [],
+            },
+        }
+    )
+    run_folder = tmp_path_factory.mktemp("grpo_run")
+    (run_folder / "config.yaml").write_text(yaml.safe_dump({**cfg.model_dump(), "versions": {}}, sort_keys=False))
+    warm = run_folder / "warmstart"
+    shutil.copytree(base, warm)
+    with_lora(load_policy_model(cfg.model, str(base)), cfg.model).save_pretrained(warm / ADAPTER_FOLDER)
+    table = {s.id: s for s in scripts}
+    trainer = build_trainer(
+        cfg,
+        Run(cfg, run_folder).grpo_policy(str(warm)),
+        load_tokenizer(str(warm)),
+        Dataset.from_list(prompt_rows(scripts, limits)),
+        episodes_by_id(table),
+        ScriptSimulator(table),
+        run_folder / "grpo",
+        run_folder / "tb",
+        callbacks=[CompletionMarker()],
+        extra_rewards=[Jitter()],
+    )
+    trainer.train()
+    return cfg, run_folder
+
+
+def test_a_checkpoint_merges_into_the_weights_its_adapter_gives(grpo_run):
+    from peft import PeftModel
+
+    cfg, run_folder = grpo_run
+    checkpoint = run_folder / "grpo" / "checkpoint-1"
+    assert not (checkpoint / "config.json").exists()  # TRL keeps the adapter alone: nothing a benchmark can load
+
+    folder = merge_checkpoint(checkpoint)
+
+    assert folder == run_folder / "merged-1"
+    assert {"config.json", "model.safetensors", "tokenizer.json", "policy.json", "DONE"} <= {
+        p.name for p in folder.iterdir()
+    }
+    merged = load_file(folder / "model.safetensors")
+    base = load_policy_model(cfg.model, cfg.model.name_or_path)
+    expected = PeftModel.from_pretrained(base, str(checkpoint)).merge_and_unload().state_dict()
+    assert set(merged) <= set(expected) and all(torch.allclose(merged[k], expected[k]) for k in merged)
+    bare = load_policy_model(cfg.model, cfg.model.name_or_path).state_dict()
+    assert any(not torch.equal(merged[k], bare[k]) for k in merged)  # GRPO's step is in the merged weights
+    assert load_policy_model(cfg.model, str(folder)) is not None
+
+
+def test_the_command_refuses_what_it_cannot_merge(grpo_run, tmp_path):
+    _, run_folder = grpo_run
+    checkpoint = run_folder / "grpo" / "checkpoint-1"
+    runner = CliRunner()
+
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("keep me")
+    result = runner.invoke(app, ["merge-checkpoint", str(checkpoint), "--out", str(taken)])
+    assert result.exit_code == 2 and "is not empty" in result.output
+    assert (taken / "x").read_text() == "keep me"
+
+    torn = run_folder / "grpo" / "checkpoint-2"
+    shutil.copytree(checkpoint, torn)
+    (torn / "COMPLETE").unlink()
+    result = runner.invoke(app, ["merge-checkpoint", str(torn), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2 and "COMPLETE" in result.output
+
+    result = runner.invoke(app, ["merge-checkpoint", str(run_folder / "warmstart")])
+    assert result.exit_code == 2 and "checkpoint-N" in result.output
+
+    result = runner.invoke(app, ["merge-checkpoint", str(checkpoint), "--out", str(tmp_path / "ok")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ok" / "model.safetensors").is_file()
