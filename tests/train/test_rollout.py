@@ -108,3 +108,54 @@ def test_checkpoint_tool_schemas_are_the_agents(warm_start):
     sent = OpenAIPolicy(model="m", client=object()).request([], scripts[0].episode)["tools"]
     assert saved == sent
     assert HFPolicy(folder).tools == sent
+
+
+class TokensFed:
+    """Counts the token positions the model is run on (padding included: it costs the same compute)."""
+
+    def __init__(self, model):
+        self.count = 0
+        model.register_forward_pre_hook(self, with_kwargs=True)
+
+    def __call__(self, module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        self.count += ids.numel()
+
+
+def rollouts(warm, tmp_path, turn_cache: bool, temperature: float, seed: int = 1):
+    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "turn_cache": turn_cache}
+    trainer, rows, _, cfg = trainer_over(warm, tmp_path, agent={"max_turn_tokens": 48}, grpo=grpo)
+    trainer.args.temperature = temperature  # 0: greedy, so both samplers must pick the same tokens
+    inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows = inputs
+    fed = TokensFed(trainer.model)
+    torch.manual_seed(seed)
+    return trainer.rollout_func([row["prompt"] for row in inputs], trainer), fed.count
+
+
+def test_the_turn_cache_samples_what_the_batch_samples_and_prefills_only_new_tokens(warm_start, tmp_path):
+    batched, batched_fed = rollouts(warm_start, tmp_path / "batched", turn_cache=False, temperature=0.0)
+    cached, cached_fed = rollouts(warm_start, tmp_path / "cached", turn_cache=True, temperature=0.0)
+
+    assert cached["completion_ids"] == batched["completion_ids"]
+    assert cached["env_mask"] == batched["env_mask"]
+    for ours, theirs in zip(cached["logprobs"], batched["logprobs"], strict=True):
+        assert ours == pytest.approx(theirs, abs=1e-4)
+    assert any(len(result.steps) > 1 for result in cached["trace"])  # episodes of several turns reused a cache
+    assert cached_fed < batched_fed  # later turns prefilled only what was appended, with no padding
+
+
+def test_the_turn_cache_samples_the_same_rollouts_from_the_same_seed(warm_start, tmp_path):
+    first, _ = rollouts(warm_start, tmp_path / "a", turn_cache=True, temperature=1.0, seed=3)
+    again, _ = rollouts(warm_start, tmp_path / "b", turn_cache=True, temperature=1.0, seed=3)
+    assert first["completion_ids"] == again["completion_ids"]
+    assert first["logprobs"] == again["logprobs"]
+
+
+def test_the_turn_cache_is_refused_beside_vllm():
+    from pydantic import ValidationError
+
+    from train.config import TrainConfig
+
+    with pytest.raises(ValidationError, match="turn_cache is for HF generate"):
+        TrainConfig.model_validate({"grpo": {"turn_cache": True, "use_vllm": True}})
