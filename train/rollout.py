@@ -200,10 +200,8 @@ CachedTurn = tuple[int, list[int], int]  # an episode's place in the batch, its 
 class TurnCache:
     """Samples each episode's turns alone, keeping the episode's KV cache from one turn to the next, so a turn
     prefills only the tokens appended since (its tool output) instead of the whole conversation again; a batch of
-    left-padded rows prefills every row to the longest. An episode's first turn starts from a copy of the cache of
-    another that shares its prompt (a GRPO group's rollouts all do). On CPU the prefill of long observations is most
-    of a rollout's time. Turns run one after another in the batch's row order, so a seeded run samples the same
-    rollouts again."""
+    left-padded rows prefills every row to the longest. On CPU the prefill of long observations is most of a rollout's
+    time. Turns run one after another in the batch's row order, so a seeded run samples the same rollouts again."""
 
     def __init__(self, model, tokenizer, sampling: dict[str, Any]):
         self.model, self.tokenizer, self.sampling = model, tokenizer, sampling
@@ -212,31 +210,16 @@ class TurnCache:
     def __call__(self, turns: list[CachedTurn]) -> list[Sample]:
         return [self.sample(slot, ids, max_new) for slot, ids, max_new in turns]
 
-    def start(self, slot: int, ids: list[int]):
-        """The cache to continue from: the episode's own, else a copy of the one sharing the longest prefix with
-        `ids`, cut to what it shares (at most all but the last id: generate reads the next distribution from it)."""
-        import copy
-
+    def sample(self, slot: int, ids: list[int], max_new_tokens: int) -> Sample:
         from transformers import DynamicCache
 
-        own = slot in self.entries
-        best, length = None, 0
-        for cache, held in [self.entries[slot]] if own else self.entries.values():
-            shared = next(
-                (i for i, (a, b) in enumerate(zip(held, ids, strict=False)) if a != b), min(len(held), len(ids))
-            )
-            if best is None or shared > length:
-                best, length = cache, shared
-        length = min(length, len(ids) - 1)
-        if best is None or length == 0:
-            return DynamicCache(config=self.model.config)
-        cache = best if own else copy.deepcopy(best)
-        if length < cache.get_seq_length():  # the rest is another rollout's turn (or the conversation changed)
-            cache.crop(length - cache.get_seq_length())  # crop takes the count of tokens to drop, negative
-        return cache
-
-    def sample(self, slot: int, ids: list[int], max_new_tokens: int) -> Sample:
-        cache = self.start(slot, ids)
+        cache, held = self.entries.get(slot, (None, []))
+        shared = next((i for i, (a, b) in enumerate(zip(held, ids, strict=False)) if a != b), min(len(held), len(ids)))
+        shared = min(shared, len(ids) - 1)  # generate needs one new token to read the next distribution from
+        if cache is None or shared == 0:
+            cache = DynamicCache(config=self.model.config)
+        elif shared < len(held):
+            cache.crop(shared)  # the conversation changed under the cache (never, in the loop): keep what still holds
         stop, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
         was_training = self.model.training
         self.model.eval()
