@@ -236,11 +236,6 @@ class GRPOSection(_Section):
     save_total_limit: int = 2
     logging_steps: int = 1
     use_vllm: bool = False
-    turn_cache: bool = Field(
-        default=False,
-        description="Sample each rollout alone with its KV cache kept across its turns (HF generate, not vLLM): a "
-        "turn prefills only its new tool output instead of the whole padded conversation.",
-    )
     vllm_mode: Literal["server", "colocate"] = "colocate"
     vllm_server_base_url: str | None = None
     vllm_gpu_memory_utilization: float = 0.3
@@ -253,12 +248,6 @@ class GRPOSection(_Section):
     @property
     def rollouts_per_step(self) -> int:
         return self.prompts_per_step * self.num_generations
-
-    @model_validator(mode="after")
-    def _turn_cache_is_hf_generates(self) -> GRPOSection:
-        if self.turn_cache and self.use_vllm:
-            raise ValueError("grpo.turn_cache is for HF generate; vLLM keeps its own prefix cache (grpo.use_vllm=true)")
-        return self
 
     @model_validator(mode="after")
     def _micro_batches_split_the_rollouts(self) -> GRPOSection:

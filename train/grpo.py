@@ -127,7 +127,6 @@ def build_trainer(
         tool_schemas(),
         max_new_tokens=cfg.agent.max_turn_tokens,
         reader=load_reader(cfg.agent.reader),
-        turn_cache=cfg.grpo.turn_cache,
     )
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
         from train.methods.jigsaw import JigsawReward

@@ -37,7 +37,6 @@ RESUMABLE = frozenset(
         "grpo.vllm_gpu_memory_utilization",
         "grpo.gradient_checkpointing",
         "grpo.gradient_accumulation_steps",  # micro-batches of one step's rollouts: less memory, the same update
-        "grpo.turn_cache",  # how turns are sampled (one by one with a cache, or as a padded batch), not what is
         "grpo.use_cpu",
         "grpo.deepspeed",
     }

@@ -194,60 +194,6 @@ def vllm_sampler(generation, stop_id: int, processes: int = 1) -> Callable[[list
     return sample
 
 
-CachedTurn = tuple[int, list[int], int]  # an episode's place in the batch, its token row and its turn's budget
-
-
-class TurnCache:
-    """Samples each episode's turns alone, keeping the episode's KV cache from one turn to the next, so a turn
-    prefills only the tokens appended since (its tool output) instead of the whole conversation again; a batch of
-    left-padded rows prefills every row to the longest. On CPU the prefill of long observations is most of a rollout's
-    time. Turns run one after another in the batch's row order, so a seeded run samples the same rollouts again."""
-
-    def __init__(self, model, tokenizer, sampling: dict[str, Any]):
-        self.model, self.tokenizer, self.sampling = model, tokenizer, sampling
-        self.entries: dict[int, tuple[Any, list[int]]] = {}  # slot -> (its cache, the ids the cache holds)
-
-    def __call__(self, turns: list[CachedTurn]) -> list[Sample]:
-        return [self.sample(slot, ids, max_new) for slot, ids, max_new in turns]
-
-    def sample(self, slot: int, ids: list[int], max_new_tokens: int) -> Sample:
-        from transformers import DynamicCache
-
-        cache, held = self.entries.get(slot, (None, []))
-        shared = next((i for i, (a, b) in enumerate(zip(held, ids, strict=False)) if a != b), min(len(held), len(ids)))
-        shared = min(shared, len(ids) - 1)  # generate needs one new token to read the next distribution from
-        if cache is None or shared == 0:
-            cache = DynamicCache(config=self.model.config)
-        elif shared < len(held):
-            cache.crop(shared)  # the conversation changed under the cache (never, in the loop): keep what still holds
-        stop, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.no_grad():
-                out = self.model.generate(
-                    input_ids=torch.tensor([ids], device=self.model.device),
-                    attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=self.model.device),
-                    cache=cache,
-                    use_cache=True,
-                    max_new_tokens=max_new_tokens,
-                    eos_token_id=stop,
-                    pad_token_id=pad,
-                    output_scores=True,
-                    return_dict_in_generate=True,
-                    **self.sampling,
-                )
-        finally:
-            self.model.train(was_training)
-        cache = out.cache
-        sequence = out.sequences[0].tolist()
-        self.entries[slot] = cache, sequence[: cache.get_seq_length()]
-        row = sequence[len(ids) :]
-        end = row.index(stop) + 1 if stop in row else len(row)
-        logprobs = [torch.log_softmax(out.scores[t][0].float(), dim=-1)[row[t]].item() for t in range(end)]
-        return row[:end], logprobs
-
-
 def turn_sampler(sample: Callable[[list[list[int]], int], list[Sample]]) -> Callable[[list[Turn]], list[Sample]]:
     """`sample(rows, max_new)` over a batch of turns (`TurnBatcher`'s run): one call with the largest budget, each
     row then keeping its own first `max_new` tokens."""
@@ -272,10 +218,8 @@ class RolloutFunc:
         tools: list[dict] | None = None,
         max_new_tokens: int = 128,
         reader: Answerer | None = None,
-        turn_cache: bool = False,
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
-        self.turn_cache = turn_cache  # HF generate only: each episode alone, its KV cache kept across turns
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
         self.seconds = {"simulator": 0.0, "total": 0.0}
         self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
@@ -287,17 +231,12 @@ class RolloutFunc:
             raise ValueError(f"{len(prompts)} prompts but {len(rows)} rows: batch_rows is stale")
         model = trainer.accelerator.unwrap_model(trainer.model)
         tokenizer, args = trainer.processing_class, trainer.args
-        sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
-        cached = self.turn_cache and not getattr(trainer, "use_vllm", False)
-        if cached:
-            run: Callable[[list], list[Sample]] = TurnCache(model, tokenizer, sampling)
-        elif getattr(trainer, "use_vllm", False):
-            run = turn_sampler(
-                vllm_sampler(trainer.vllm_generation, tokenizer.eos_token_id, trainer.accelerator.num_processes)
-            )
+        if getattr(trainer, "use_vllm", False):
+            sample = vllm_sampler(trainer.vllm_generation, tokenizer.eos_token_id, trainer.accelerator.num_processes)
         else:
-            run = turn_sampler(lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling))
-        batcher: TurnBatcher = TurnBatcher(run, episodes=len(rows))
+            sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
+            sample = lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling)  # noqa: E731
+        batcher: TurnBatcher[Turn, Sample] = TurnBatcher(turn_sampler(sample), episodes=len(rows))
         episodes, policies = [], []
         for prompt, row in zip(prompts, rows, strict=True):
             episode = self.episodes[row["episode_id"]]
@@ -313,9 +252,7 @@ class RolloutFunc:
                     tools=self.tools,
                     max_new_tokens=self.max_new_tokens,
                     max_completion_length=args.max_completion_length,
-                    sampler=(lambda ids, n, i=len(policies): batcher((i, ids, n)))
-                    if cached
-                    else (lambda ids, n: batcher((ids, n))),
+                    sampler=lambda ids, n: batcher((ids, n)),
                 )
             )
 
