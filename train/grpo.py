@@ -9,6 +9,7 @@ included) for inspection by tests.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,11 +37,16 @@ class CVRGRPOTrainer(GRPOTrainer):
     def _generate_and_score_completions(self, inputs):
         self.batch_rows = inputs  # the rollout function reads the episode ids; TRL adds the traces to these rows
         rollouts = self.rollout_func if isinstance(self.rollout_func, RolloutFunc) else None
-        before = rollouts.seconds["simulator"] if rollouts else 0.0
+        before = dict(rollouts.seconds) if rollouts else {}
+        started = time.perf_counter()
         output = super()._generate_and_score_completions(inputs)
-        if rollouts is not None:
+        if rollouts is not None:  # where a sampled batch's time goes, beside the update's (step_time)
             mode = "train" if self.model.training else "eval"
-            self._metrics[mode]["timing/simulator_seconds"].append(rollouts.seconds["simulator"] - before)
+            sampling = rollouts.seconds["total"] - before["total"]
+            self._metrics[mode]["timing/simulator_seconds"].append(rollouts.seconds["simulator"] - before["simulator"])
+            self._metrics[mode]["timing/rollout_seconds"].append(sampling)
+            # the rest: TRL's log-prob passes (the sampling policy's, the reference's) and the rewards
+            self._metrics[mode]["timing/scoring_seconds"].append(time.perf_counter() - started - sampling)
         self.last_batch = output
         return output
 

@@ -67,6 +67,8 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
     assert sum(row["episode/tool_calls"] for row in logs) > 0  # the policy called tools and they reached the simulator
     assert all(row["episode/tool_errors"] == 0 for row in logs)  # rollout threads share the simulator unharmed
     assert all(0.0 <= row["rewards/evidence/mean"] <= 1.0 for row in logs)  # logged at weight 0 (reward.evidence)
+    # where the sampled batch's time went: the agent's rollouts, then TRL's log-prob passes and the rewards
+    assert all(row["timing/rollout_seconds"] > 0 and row["timing/scoring_seconds"] > 0 for row in logs)
 
     batch = trainer.last_batch
     assert len(batch["completion_ids"]) == 4  # a step's rollouts come from one generation, micro-batches or not
