@@ -56,12 +56,16 @@ def merge_checkpoint(checkpoint: Path, folder: Path | None = None) -> Path:
         raise FileExistsError(f"{folder} is not empty: remove it or choose another folder")
     adapter = folder / ADAPTER_FOLDER
     adapter.mkdir(parents=True, exist_ok=True)
-    for name in ADAPTER_FILES:
-        shutil.copy(checkpoint / name, adapter / name)
-    for name in TOKENIZER_FILES:
-        if (checkpoint / name).is_file():
-            shutil.copy(checkpoint / name, folder / name)
-    Run(cfg, run, resume=True).merge_adapter(folder)
+    try:
+        for name in ADAPTER_FILES:
+            shutil.copy(checkpoint / name, adapter / name)
+        for name in TOKENIZER_FILES:
+            if (checkpoint / name).is_file():
+                shutil.copy(checkpoint / name, folder / name)
+        Run(cfg, run, resume=True).merge_adapter(folder)
+    except BaseException:
+        shutil.rmtree(folder)  # a half-merged folder would look like a policy; the checkpoint is untouched
+        raise
     (folder / "train_config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     (folder / "DONE").write_text(f"merged from {checkpoint}\n")
     return folder

@@ -116,3 +116,13 @@ def test_the_command_refuses_what_it_cannot_merge(grpo_run, tmp_path):
     result = runner.invoke(app, ["merge-checkpoint", str(checkpoint), "--out", str(tmp_path / "ok")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "ok" / "model.safetensors").is_file()
+
+
+def test_a_merge_that_fails_leaves_no_folder_behind(grpo_run, tmp_path):
+    _, run_folder = grpo_run
+    damaged = run_folder / "grpo" / "checkpoint-3"
+    shutil.copytree(run_folder / "grpo" / "checkpoint-1", damaged)
+    (damaged / "adapter_model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(Exception):  # noqa: B017 (whatever safetensors raises on a damaged file)
+        merge_checkpoint(damaged, tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()  # nothing that looks like a policy is left
