@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 import torch
 
 from agentcvr.actions import tool_schemas
 from agentcvr.interfaces import Limits
+from agentcvr.masters import ADAPTER_FOLDER
 from agentcvr.policies.expert import ExpertPolicy
 from scripts_gen.generate import generate
 from simulator.script_sim import ScriptSimulator
 from train.config import TrainConfig
 from train.pipeline import save_policy
 from train.sft import _collate, assistant_loss, encode
-from train.tiny_model import build_tiny_model
+from train.tiny_model import build_tiny_model, load_policy_model, with_lora
 from train.tokenizer import boilerplate, render_with_template, train_tokenizer
 from train.trajectories import teacher_conversations
 
@@ -59,6 +62,27 @@ def memorized_policy(folder, protocol: str = "tools"):
         optimizer.zero_grad()
     save_policy(model, tokenizer, folder, protocol=protocol)
     return folder, scripts, limits
+
+
+def lora_config(warm, grpo: dict) -> TrainConfig:
+    """A rank-4 LoRA on the top layer of the memorized policy `warm`, used as the pretrained base (as `train-sim -o
+    model.lora_rank=R` makes it), under its limits and these GRPO settings (TRL's reporting off)."""
+    base, _, limits = warm
+    return TrainConfig.model_validate(
+        {
+            "model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1},
+            "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
+            "grpo": {"report_to": [], **grpo},
+        }
+    )
+
+
+def lora_warm_start(cfg: TrainConfig, folder: Path) -> Path:
+    """`folder` made a LoRA warm start of `cfg`'s base: the base's files (its tokenizer) and a fresh adapter over it."""
+    base = cfg.model.name_or_path
+    shutil.copytree(base, folder)
+    with_lora(load_policy_model(cfg.model, base), cfg.model).save_pretrained(folder / ADAPTER_FOLDER)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from agentcvr.masters import ADAPTER_FOLDER
-from tests.train.conftest import Jitter
+from tests.train.conftest import Jitter, lora_config, lora_warm_start
 from train.config import TrainConfig
 from train.pipeline import REFERENCE_ADAPTER, Run
 from train.tiny_model import load_policy_model, with_lora
@@ -25,28 +25,19 @@ def test_grpo_trains_the_warm_starts_adapter_and_saves_it_apart(warm_start, tmp_
     from train.tokenizer import load_tokenizer
     from train.trajectories import episodes_by_id, prompt_rows
 
-    base, scripts, limits = warm_start
-    cfg = TrainConfig.model_validate(
-        {
-            "model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1},
-            "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
-            "grpo": {
-                "num_generations": 4,
-                "prompts_per_step": 1,
-                "max_steps": 1,
-                "max_completion_length": 256,
-                "temperature": 0.7,
-                "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
-                "beta": 0.01,  # KL on: TRL keeps a frozen copy of the adapter as the reference
-                "save_steps": 100,
-                "report_to": [],
-            },
-        }
-    )
-    warm = tmp_path / "warmstart"  # the warm start: its tokenizer and its adapter over the base
-    shutil.copytree(base, warm)
-    adapted = with_lora(load_policy_model(cfg.model, str(base)), cfg.model)
-    adapted.save_pretrained(warm / ADAPTER_FOLDER)
+    _, scripts, limits = warm_start
+    grpo = {
+        "num_generations": 4,
+        "prompts_per_step": 1,
+        "max_steps": 1,
+        "max_completion_length": 256,
+        "temperature": 0.7,
+        "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
+        "beta": 0.01,  # KL on: TRL keeps a frozen copy of the adapter as the reference
+        "save_steps": 100,
+    }
+    cfg = lora_config(warm_start, grpo)
+    warm = lora_warm_start(cfg, tmp_path / "warmstart")  # the warm start: its tokenizer and its adapter over the base
     run = Run(cfg, tmp_path / "run")
 
     policy = run.grpo_policy(str(warm))

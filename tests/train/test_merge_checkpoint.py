@@ -12,13 +12,11 @@ from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 from agentcvr.cli import app
-from agentcvr.masters import ADAPTER_FOLDER
-from tests.train.conftest import Jitter
-from train.config import TrainConfig
+from tests.train.conftest import Jitter, lora_config, lora_warm_start
 from train.merge import merge_checkpoint
 from train.monitoring import CompletionMarker
 from train.pipeline import Run
-from train.tiny_model import load_policy_model, with_lora
+from train.tiny_model import load_policy_model
 
 
 @pytest.fixture(scope="module")
@@ -31,28 +29,20 @@ def grpo_run(warm_start, tmp_path_factory):
     from train.tokenizer import load_tokenizer
     from train.trajectories import episodes_by_id, prompt_rows
 
-    base, scripts, limits = warm_start
-    cfg = TrainConfig.model_validate(
-        {
-            "model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1},
-            "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
-            "grpo": {
-                "num_generations": 4,
-                "prompts_per_step": 1,
-                "max_steps": 1,
-                "max_completion_length": 256,
-                "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
-                "beta": 0.0,
-                "save_steps": 1,
-                "report_to": [],
-            },
-        }
-    )
+    _, scripts, limits = warm_start
+    grpo = {
+        "num_generations": 4,
+        "prompts_per_step": 1,
+        "max_steps": 1,
+        "max_completion_length": 256,
+        "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
+        "beta": 0.0,
+        "save_steps": 1,
+    }
+    cfg = lora_config(warm_start, grpo)
     run_folder = tmp_path_factory.mktemp("grpo_run")
     (run_folder / "config.yaml").write_text(yaml.safe_dump({**cfg.model_dump(), "versions": {}}, sort_keys=False))
-    warm = run_folder / "warmstart"
-    shutil.copytree(base, warm)
-    with_lora(load_policy_model(cfg.model, str(base)), cfg.model).save_pretrained(warm / ADAPTER_FOLDER)
+    warm = lora_warm_start(cfg, run_folder / "warmstart")
     table = {s.id: s for s in scripts}
     trainer = build_trainer(
         cfg,
