@@ -8,9 +8,9 @@ relative to the start of that video (or clip).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Seconds = Annotated[float, Field(ge=0)]
 
@@ -24,6 +24,8 @@ class _Interval(BaseModel):
     video: int = Field(ge=1, description="Index of the video, starting at 1.")
     start: Seconds | None = Field(default=None, description="Seconds from the start of the video; omit for 0.")
     end: Seconds | None = Field(default=None, description="Seconds from the start of the video; omit for its end.")
+    # The end the call asked for where it ran past the video and was cut to the video's end (not a tool argument).
+    _asked_end: float | None = PrivateAttr(default=None)
 
     @field_validator("video", mode="before")
     @classmethod
@@ -54,6 +56,19 @@ class _Interval(BaseModel):
     def within(self, duration: float) -> tuple[float, float]:
         """The interval in seconds on a video of this duration, omitted ends filled in."""
         return (self.start or 0.0, duration if self.end is None else self.end)
+
+    @property
+    def asked_end(self) -> float | None:
+        """The end the call asked for, where it ran past the video and the interval was cut at the video's end."""
+        return self._asked_end
+
+    def cut_at(self, duration: float, tolerance: float = 0.0) -> Self:
+        """This interval with omitted times filled in and its end cut at `duration`; the asked end is kept where it ran
+        more than `tolerance` seconds past (less is the rounding of durations, not a call sized for another video)."""
+        start, end = self.within(duration)
+        cut = self.model_copy(update={"start": start, "end": min(end, duration)})
+        cut._asked_end = end if end > duration + tolerance else None
+        return cut
 
 
 DEFAULT_FRAMES = 16  # frames a look samples when it names none

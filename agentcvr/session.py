@@ -139,7 +139,8 @@ class EpisodeRules:
                 kind, error = "tool", None
             except Exception as exc:  # a perception worker failing is told to the model and recorded
                 observation, kind, error = f"Error: {exc}", "tool_error", f"{type(exc).__name__}: {exc}"
-            observation = repeat_note(earlier + steps, action) + observation[: self.limits.max_observation_chars]
+            notes = repeat_note(earlier + steps, action) + cut_note(action)
+            observation = notes + observation[: self.limits.max_observation_chars]
             first = index == 0
             steps.append(
                 template.model_copy(
@@ -181,6 +182,17 @@ def repeat_note(steps: list[Step], action: Action) -> str:
             return (
                 f"(You already made this exact call at turn {step.turn}: try another video or interval, or answer.)\n"
             )
+    return ""
+
+
+def cut_note(action: Action) -> str:
+    """Where a call ran past its video's end (`parsing`: looked at up to the end), the observation says how long the
+    video is, so the next call can be sized for it."""
+    if isinstance(action, Observe | Listen) and action.asked_end is not None:
+        return (
+            f"(Video {action.video} ends at {action.end:g} s, not {action.asked_end:g}: "
+            f"this is {action.start:g}-{action.end:g} s.)\n"
+        )
     return ""
 
 

@@ -142,6 +142,16 @@ def test_an_impossible_interval_names_the_fix():
 def test_end_just_past_the_duration_is_clamped():
     turn = parse_turn(None, [call("listen", {"video": 2, "start": 0, "end": 30.4})], EPISODE)
     assert isinstance(turn, ParsedTurn) and turn.actions[0].end == 30
+    assert turn.actions[0].asked_end is None  # the rounding of durations, nothing to tell
+
+
+def test_a_window_running_past_the_end_is_cut_there_and_the_asked_end_kept():
+    """Windows sized for a longer video: each that starts inside this one is looked at up to its end, none refused."""
+    windows = [call("observe", {"video": 2, "start": a, "end": a + 25}, call_id=f"c{a}") for a in (0, 25)]
+    turn = parse_turn(None, windows, EPISODE)
+    assert isinstance(turn, ParsedTurn)
+    assert [(a.start, a.end, a.asked_end) for a in turn.actions] == [(0, 25, None), (25, 30, 50)]
+    assert "asked_end" not in turn.actions[1].model_dump()  # not a tool argument: never recorded as one
 
 
 @pytest.mark.parametrize(
@@ -163,7 +173,7 @@ def test_end_just_past_the_duration_is_clamped():
         (None, [call("listen", {"video": 1, "end": 0})], ErrorCode.OUTSIDE_VIDEO),
         (None, [call("observe", {"video": 1, "start": 9, "end": 3})], ErrorCode.END_BEFORE_START),
         (None, [call("observe", {"video": 3, "start": 0, "end": 3})], ErrorCode.UNKNOWN_VIDEO),
-        (None, [call("listen", {"video": 2, "start": 0, "end": 90})], ErrorCode.OUTSIDE_VIDEO),
+        (None, [call("listen", {"video": 2, "start": 30, "end": 90})], ErrorCode.OUTSIDE_VIDEO),
         (None, [call("listen", {"video": 2, "start": 31, "end": 40})], ErrorCode.OUTSIDE_VIDEO),
         (None, [call("listen", {"video": 1, "start": -3, "end": 4})], ErrorCode.INVALID_VALUE),
         (None, [{"id": "x", "function": {"name": "listen", "arguments": "{nope"}}], ErrorCode.BAD_JSON),

@@ -51,6 +51,12 @@ def test_rules_judge_and_execute_without_a_graph(pet_script, simulator):
     again, _ = rules.execute(judged.pending, judged.steps[0].model_copy(update={"turn": 1}), steps)
     assert steps[0].observation == messages[0]["content"] and len(steps[0].observation) <= 100
     assert again[0].observation.startswith("(You already made this exact call at turn 0")
+    past = pet_script.episode.video(2).duration + 20
+    over = rules.judge(PolicyOutput(**observe(2, 5, past)), turn=1, recoveries=0, seconds=0.0)
+    cut, _ = rules.execute(over.pending, over.steps[0], steps)
+    end = pet_script.episode.video(2).duration
+    assert cut[0].observation.startswith(f"(Video 2 ends at {end:g} s, not {past:g}: this is 5-{end:g} s.)\n")
+    assert cut[0].arguments["end"] == end
     bad = rules.judge(PolicyOutput(content="hello"), turn=1, recoveries=0, seconds=0.0)
     assert bad.recovered and bad.steps[0].kind == "format_error" and bad.messages[-1]["role"] == "user"
     # the recovery prompt is flagged, as the forced answer is, and the flag never reaches a server

@@ -37,7 +37,10 @@ ZOOM_TASKS = frozenset({"PEA"})
 MOMENT_TASKS = frozenset({"MSR"})
 MOMENT_PAD = 4.0  # seconds either side of the moment's line: the asked view's lines at that time
 WINDOWS = {"NC": 3, "CCQA": 5, "MOC": 4}
-SEARCH_THOUGHT = "Look again where the question and the scan point."  # the search turn's thought
+# The search turn's thought restates the question, then names the plan its kind takes: a warm start imitating this
+# teacher (smol-v11) mixed MSR's and MOC's plans up on half its searches, the question that tells them apart standing
+# thousands of tokens back, behind the scan's observations.
+THOUGHT_QUESTION_CHARS = 160  # a longer question is cut at a word
 _LETTER = re.compile(r"^\s*[A-Z][.)]\s*")
 _VIDEO = re.compile(r"\bvideo\s*(\d+)\b", re.IGNORECASE)
 
@@ -95,6 +98,29 @@ def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PA
     return [("observe", {"video": asked.video, "start": round(start, 1), "end": round(end, 1), "focus": asked.target})]
 
 
+def search_thought(episode: Episode) -> str:
+    """The search turn's thought: the question (cut at a word past `THOUGHT_QUESTION_CHARS`), then its kind's plan."""
+    question = " ".join(episode.question.split())
+    if len(question) > THOUGHT_QUESTION_CHARS:
+        question = question[:THOUGHT_QUESTION_CHARS].rsplit(" ", 1)[0] + " ..."
+    return f"{question} {search_plan(episode)}"
+
+
+def search_plan(episode: Episode) -> str:
+    """The search's plan for this episode's kind, in words."""
+    if episode.task in WINDOWS:
+        verb = "Count again in" if episode.task == "MOC" else "Look again at"
+        return f"{verb} each video in {WINDOWS[episode.task]} windows."
+    if episode.task in MOMENT_TASKS:
+        asked = multi_view_question(episode.question)
+        if asked is not None and asked.final:
+            return "Look at the asked view from the object's last place to its end."
+        return "Look at the asked view again around that moment."
+    if episode.task in ZOOM_TASKS:
+        return "Zoom in on each option's step where the scan saw it."
+    return "Look again where the question and the scan point."
+
+
 def search_calls(episode: Episode, made: Sequence[Look]) -> list[Call]:
     """The search turn's calls after the looks `made` so far (none: answer now). Repeated calls are made once."""
     if episode.task in ZOOM_TASKS or episode.task in MOMENT_TASKS:
@@ -128,4 +154,4 @@ def scan_then_search(
 ) -> ScanThen:
     """The scan, then the search's turn (on `share` of the episodes): `reader_looks=search`'s looks and the `search`
     teacher."""
-    return ScanThen(scripts, on_share(search_calls, share), protocol, windows, thought=SEARCH_THOUGHT, frames=frames)
+    return ScanThen(scripts, on_share(search_calls, share), protocol, windows, thought=search_thought, frames=frames)

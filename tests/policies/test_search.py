@@ -7,7 +7,17 @@ import pytest
 from agentcvr.actions import Observe
 from agentcvr.matching import multi_view_question
 from agentcvr.policies.scan_teacher import ScanTeacher
-from agentcvr.policies.search import MOMENT_PAD, WINDOWS, option_step, search_calls
+from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits
+from agentcvr.policies.search import (
+    MOMENT_PAD,
+    THOUGHT_QUESTION_CHARS,
+    WINDOWS,
+    option_step,
+    scan_then_search,
+    search_calls,
+    search_thought,
+)
 from agentcvr.policies.teaching import Look
 from agentcvr.reading import best_line, evidence_lines, evidence_text, roots, seen_from
 from scripts_gen.generate import generate_one
@@ -91,3 +101,26 @@ def test_msr_looks_at_the_asked_view_around_the_moment_the_other_view_showed():
 def test_other_kinds_get_no_search(task):
     script = generate_one(task, 0, 5)
     assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []
+
+
+@pytest.mark.parametrize(("task", "plan"), [("MSR", "the asked view"), ("MOC", "Count again in each video in 4 windows")])
+def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, plan):
+    """smol-v11 took MSR's plan for MOC and MOC's for MSR on half its searches: the thought now names the plan."""
+    script = generate_one(task, 1, 5)
+    teacher = scan_then_search({script.id: script}, "json", windows=1, frames=128)
+    result = Agent(teacher, ScriptSimulator({script.id: script}, sampling="frames"), Limits(max_turns=6)).run(
+        script.episode
+    )
+    thoughts = [step.thought for step in result.steps if step.thought]
+    assert len(thoughts) == 2 and thoughts[0].startswith("Scan every video")  # the scan's turn, then the search's
+    question = " ".join(script.episode.question.split())
+    assert thoughts[1].startswith(question) and plan in thoughts[1]
+    assert search_thought(script.episode) == thoughts[1]
+
+
+def test_a_long_question_is_cut_at_a_word_in_the_thought():
+    script = generate_one("NC", 0, 5)
+    long = script.episode.model_copy(update={"question": "why " * 60})
+    thought = search_thought(long)
+    assert thought.startswith("why why") and " ... Look again at each video in 3 windows." in thought
+    assert len(thought) < THOUGHT_QUESTION_CHARS + 60
