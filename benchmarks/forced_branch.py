@@ -13,7 +13,9 @@ makes once it has chosen.
         --scripts runs/seed48-search.jsonl --task MSR --task MOC --n 20 --out runs/forced48.jsonl
 
 Each (episode, arm) is one JSONL line of `--out`; a rerun skips what is there. Printed per kind and arm: success,
-calls and seconds an episode, the looks the forced search made, and the paired difference with its 95 % interval.
+calls and seconds an episode, the looks the forced search made, the paired difference with its 95 % interval, and
+how many forced searches made the teacher's plan (as many calls of each tool, on the same videos, as the search
+teacher makes after the same scan; each record also keeps the forced turn's thought).
 """
 
 from __future__ import annotations
@@ -100,6 +102,20 @@ def looks_made(calls: list[Step]) -> str:
     return ",".join(f"{tool}x{n}" for tool, n in Counter(c.tool for c in calls).items()) or "-"
 
 
+def same_plan(made: list[Step], taught: list[Step]) -> bool:
+    """Whether the calls made from the parting turn on are the teacher's plan: as many of each tool, on the same
+    videos (their times may differ: the plan, not its arithmetic)."""
+    return looks_made(made) == looks_made(taught) and sorted(c.arguments.get("video", 0) for c in made) == sorted(
+        c.arguments.get("video", 0) for c in taught
+    )
+
+
+def plan_share(records: list[dict]) -> str:
+    """How many forced searches made the teacher's plan (records written before it was measured are left out)."""
+    known = [r["same_plan"] for r in records if "same_plan" in r]
+    return f"{sum(known)} of {len(known)}" if known else "-"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_branch_arguments(parser)
@@ -121,11 +137,13 @@ def main() -> int:
     hf = HFPolicy(args.warm_start, max_new_tokens=args.max_turn_tokens)
     scan = Agent(ScanTeacher(table, protocol=hf.protocol, frames=args.frames), perception, limits)
     search = Agent(scan_then_search(table, hf.protocol, 1, args.frames), perception, limits)
-    starts = {}
+    starts, taught = {}, {}
     for s in scripts:
         start = forced_start(hf, scan.converse(s.episode)[1], search.converse(s.episode)[1])
         if start is not None:
             starts[s.id] = start
+            steps = search.run(s.episode).steps
+            taught[s.id] = [st for st in steps if st.kind == "tool" and st.turn >= start[0]]
     reader = Reader.load(reader_folder(args.reader))
     agents = {
         "greedy": Agent(ReaderAnswers(hf, reader), perception, limits),
@@ -147,6 +165,7 @@ def main() -> int:
                 began = time.perf_counter()
                 result = agents[arm].run(s.episode)
                 calls = [st for st in result.steps if st.kind == "tool"]
+                made = [c for c in calls if c.turn >= starts[s.id][0]]
                 record = {
                     "id": s.id,
                     "task": s.task,
@@ -155,7 +174,10 @@ def main() -> int:
                     "answer": result.answer,
                     "calls": len(calls),
                     "turns": result.turns,
-                    "after_scan": looks_made([c for c in calls if c.turn >= starts[s.id][0]]),
+                    "after_scan": looks_made(made),
+                    "teacher_after_scan": looks_made(taught[s.id]),
+                    "same_plan": same_plan(made, taught[s.id]),
+                    "thought": next((c.thought for c in made if c.thought), None),
                     "seconds": round(time.perf_counter() - began, 2),
                 }
                 done[s.id, arm] = record
@@ -168,7 +190,8 @@ def main() -> int:
         if episode in table:
             by_kind[record["task"]][arm][episode] = record
     report = Table(title=f"Forced search: {args.warm_start}, {args.scripts}, reader {args.reader}")
-    for column in ("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "calls", "s/episode", "looks"):
+    columns = ("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "calls", "s/episode", "looks")
+    for column in (*columns, "teacher's plan"):
         report.add_column(column, justify="left" if column in ("kind", "looks") else "right")
     for kind, arms in sorted(by_kind.items()):
         paired = sorted(set(arms["greedy"]) & set(arms["search"]))
@@ -187,6 +210,7 @@ def main() -> int:
             " / ".join(f"{sum(arms[a][e]['calls'] for e in paired) / len(paired):.1f}" for a in ARMS),
             " / ".join(f"{sum(arms[a][e]['seconds'] for e in paired) / len(paired):.1f}" for a in ARMS),
             "; ".join(f"{k} ({n})" for k, n in looks),
+            plan_share([arms["search"][e] for e in paired]),
         )
     Console().print(report)
     return 0
