@@ -62,18 +62,15 @@ def checkpoints(folder: Path) -> list[tuple[str, Path, int]]:
 def probe(folder: Path, per_task: int, batch_size: int = 1) -> list[dict]:
     """The held-out probe of every point of one finished run, cached per point. One turn at a time by default:
     batched greedy evaluation does not repeat itself (benchmarks/eval_batching.py)."""
-    import yaml
 
     from agentcvr.components import make_training_perception
     from agentcvr.interfaces import Limits
     from agentcvr.policies.hf_policy import HFPolicy
     from scripts_gen.generate import generate
-    from train.config import TrainConfig
+    from train.config import run_config
     from train.evaluate import evaluate
 
-    saved = yaml.safe_load((folder / "config.yaml").read_text())
-    saved.pop("versions", None)
-    cfg = TrainConfig.model_validate(saved)
+    cfg = run_config(folder)
     scripts = [s for task in cfg.data.tasks for s in generate(task, per_task, cfg.data.heldout_seed)]
     table = {s.id: s for s in scripts}
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)

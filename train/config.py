@@ -376,3 +376,25 @@ def load_config(preset: str = "cpu-tiny", overrides: list[str] | None = None) ->
     for override in overrides or []:
         apply_override(data, override)
     return TrainConfig.model_validate(data)
+
+
+RUN_CONFIG = "config.yaml"  # what train-sim records in its run folder: the resolved settings, then `versions`
+
+
+def recorded_settings(run: Path) -> dict | None:
+    """The settings a train-sim run recorded (its `config.yaml` less the package versions); None where it holds none
+    (nothing finished yet)."""
+    path = Path(run) / RUN_CONFIG
+    if not path.is_file():
+        return None
+    recorded = yaml.safe_load(path.read_text()) or {}
+    recorded.pop("versions", None)
+    return recorded
+
+
+def run_config(run: Path) -> TrainConfig:
+    """The config a train-sim run folder was trained under."""
+    recorded = recorded_settings(run)
+    if recorded is None:
+        raise FileNotFoundError(f"{run} holds no {RUN_CONFIG}: is it a train-sim run folder?")
+    return TrainConfig.model_validate(recorded)

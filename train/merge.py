@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from train.config import TrainConfig
+from train.config import run_config
 
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
@@ -24,16 +24,6 @@ def checkpoint_step(checkpoint: Path) -> int:
     if prefix != "checkpoint" or not step.isdigit():
         raise ValueError(f"{checkpoint} is not a trainer checkpoint folder (checkpoint-N)")
     return int(step)
-
-
-def run_config(run: Path) -> TrainConfig:
-    """The config a train-sim run recorded (its `config.yaml`, less the package versions)."""
-    path = run / "config.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"{run} holds no config.yaml: is it a train-sim run folder?")
-    recorded = yaml.safe_load(path.read_text()) or {}
-    recorded.pop("versions", None)
-    return TrainConfig.model_validate(recorded)
 
 
 def merge_checkpoint(checkpoint: Path, folder: Path | None = None) -> Path:

@@ -34,7 +34,7 @@ from rich.console import Console
 from agentcvr.components import make_policy, make_training_perception
 from agentcvr.interfaces import Limits, Policy
 from agentcvr.script import Script
-from train.config import TrainConfig
+from train.config import RUN_CONFIG, TrainConfig
 from train.resume import check_resumable
 
 
@@ -99,7 +99,7 @@ class Run:
             check_resumable(self.out, self.cfg.model_dump(mode="json"))  # one run, one config
         self.out.mkdir(parents=True, exist_ok=True)
         resolved = {**self.cfg.model_dump(), "versions": versions()}
-        (self.out / "config.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+        (self.out / RUN_CONFIG).write_text(yaml.safe_dump(resolved, sort_keys=False))
         started = time.perf_counter()
         self.sft_scripts, self.grpo_scripts, self.heldout = make_scripts(self.cfg)
         self.timings["scripts"] = time.perf_counter() - started

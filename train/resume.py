@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentcvr.spec import SpecMismatch, differences
+from train.config import recorded_settings
 
 RESUMABLE = frozenset(
     {
@@ -57,10 +56,9 @@ def changed(recorded: Mapping[str, Any], resolved: Mapping[str, Any]) -> list[st
 
 def check_resumable(folder: Path, resolved: Mapping[str, Any]) -> None:
     """Refuse to resume `folder` under settings its `config.yaml` was not written with (but for `RESUMABLE`)."""
-    path = folder / "config.yaml"
-    if not path.exists():
+    recorded = recorded_settings(folder)
+    if recorded is None:
         return  # nothing finished yet, or a warm start copied in by hand: nothing recorded to compare
-    recorded = yaml.safe_load(path.read_text()) or {}
     changes = changed(recorded, resolved)
     if changes:
         raise SpecMismatch(

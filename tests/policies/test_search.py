@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agentcvr.actions import Observe
-from agentcvr.matching import multi_view_question
-from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
+from agentcvr.matching import multi_view_question
+from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import (
     MOMENT_PAD,
     THOUGHT_QUESTION_CHARS,
@@ -103,7 +103,9 @@ def test_other_kinds_get_no_search(task):
     assert search_calls(script.episode, scan_looks(script, ScriptSimulator({script.id: script}))) == []
 
 
-@pytest.mark.parametrize(("task", "plan"), [("MSR", "the asked view"), ("MOC", "Count again in each video in 4 windows")])
+@pytest.mark.parametrize(
+    ("task", "plan"), [("MSR", "the asked view"), ("MOC", "Count again in each video in 4 windows")]
+)
 def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, plan):
     """smol-v11 took MSR's plan for MOC and MOC's for MSR on half its searches: the thought now names the plan."""
     script = generate_one(task, 1, 5)
