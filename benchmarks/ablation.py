@@ -62,7 +62,6 @@ def checkpoints(folder: Path) -> list[tuple[str, Path, int]]:
 def probe(folder: Path, per_task: int, batch_size: int = 1) -> list[dict]:
     """The held-out probe of every point of one finished run, cached per point. One turn at a time by default:
     batched greedy evaluation does not repeat itself (benchmarks/eval_batching.py)."""
-
     from agentcvr.components import make_training_perception
     from agentcvr.interfaces import Limits
     from agentcvr.policies.hf_policy import HFPolicy
