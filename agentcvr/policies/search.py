@@ -111,11 +111,13 @@ def search_plan(episode: Episode) -> str:
     if episode.task in WINDOWS:
         verb = "Count again in" if episode.task == "MOC" else "Look again at"
         return f"{verb} each video in {WINDOWS[episode.task]} windows."
-    if episode.task in MOMENT_TASKS:
+    if episode.task in MOMENT_TASKS:  # the video by number: smol-v12 looked at the other view on 3 of 9 moment looks
         asked = multi_view_question(episode.question)
-        if asked is not None and asked.final:
-            return "Look at the asked view from the object's last place to its end."
-        return "Look at the asked view again around that moment."
+        if asked is None:
+            return "Look at the asked view again around that moment."
+        if asked.final or asked.moment_video is None:
+            return f"Look at video {asked.video} from {asked.target}'s last place to its end."
+        return f"Look at video {asked.video} for {asked.target} around the moment video {asked.moment_video} shows."
     if episode.task in ZOOM_TASKS:
         return "Zoom in on each option's step where the scan saw it."
     return "Look again where the question and the scan point."

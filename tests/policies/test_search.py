@@ -104,7 +104,8 @@ def test_other_kinds_get_no_search(task):
 
 
 @pytest.mark.parametrize(
-    ("task", "plan"), [("MSR", "the asked view"), ("MOC", "Count again in each video in 4 windows")]
+    ("task", "plan"),
+    [("MSR", "Look at video {video} for {target} around"), ("MOC", "Count again in each video in 4 windows")],
 )
 def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, plan):
     """smol-v11 took MSR's plan for MOC and MOC's for MSR on half its searches: the thought now names the plan."""
@@ -116,6 +117,8 @@ def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, pl
     thoughts = [step.thought for step in result.steps if step.thought]
     assert len(thoughts) == 2 and thoughts[0].startswith("Scan every video")  # the scan's turn, then the search's
     question = " ".join(script.episode.question.split())
+    asked = multi_view_question(question)
+    plan = plan.format(video=asked.video, target=asked.target) if asked else plan
     assert thoughts[1].startswith(question) and plan in thoughts[1]
     assert search_thought(script.episode) == thoughts[1]
 
