@@ -64,15 +64,25 @@ def memorized_policy(folder, protocol: str = "tools"):
     return folder, scripts, limits
 
 
+ONE_GRPO_STEP = {  # one sampled group of 4 and one update, large enough to visibly move a rank-4 adapter
+    "num_generations": 4,
+    "prompts_per_step": 1,
+    "max_steps": 1,
+    "max_completion_length": 256,
+    "learning_rate": 1e-2,
+}
+
+
 def lora_config(warm, grpo: dict) -> TrainConfig:
     """A rank-4 LoRA on the top layer of the memorized policy `warm`, used as the pretrained base (as `train-sim -o
-    model.lora_rank=R` makes it), under its limits and these GRPO settings (TRL's reporting off)."""
+    model.lora_rank=R` makes it), under its limits, one GRPO step (`ONE_GRPO_STEP`) and these GRPO settings over it
+    (TRL's reporting off)."""
     base, _, limits = warm
     return TrainConfig.model_validate(
         {
             "model": {"kind": "pretrained", "name_or_path": str(base), "lora_rank": 4, "lora_top_layers": 1},
             "agent": {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars},
-            "grpo": {"report_to": [], **grpo},
+            "grpo": {"report_to": [], **ONE_GRPO_STEP, **grpo},
         }
     )
 

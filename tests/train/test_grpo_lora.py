@@ -27,12 +27,7 @@ def test_grpo_trains_the_warm_starts_adapter_and_saves_it_apart(warm_start, tmp_
 
     _, scripts, limits = warm_start
     grpo = {
-        "num_generations": 4,
-        "prompts_per_step": 1,
-        "max_steps": 1,
-        "max_completion_length": 256,
         "temperature": 0.7,
-        "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
         "beta": 0.01,  # KL on: TRL keeps a frozen copy of the adapter as the reference
         "save_steps": 100,
     }

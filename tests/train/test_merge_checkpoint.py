@@ -31,11 +31,6 @@ def grpo_run(warm_start, tmp_path_factory):
 
     _, scripts, limits = warm_start
     grpo = {
-        "num_generations": 4,
-        "prompts_per_step": 1,
-        "max_steps": 1,
-        "max_completion_length": 256,
-        "learning_rate": 1e-2,  # one step that visibly moves a rank-4 adapter
         "beta": 0.0,
         "save_steps": 1,
     }
