@@ -13,9 +13,11 @@ makes once it has chosen.
         --scripts runs/seed48-search.jsonl --task MSR --task MOC --n 20 --out runs/forced48.jsonl
 
 Each (episode, arm) is one JSONL line of `--out`; a rerun skips what is there. Printed per kind and arm: success,
-calls and seconds an episode, the looks the forced search made, the paired difference with its 95 % interval, and
-how many forced searches made the teacher's plan (as many calls of each tool, on the same videos, as the search
-teacher makes after the same scan; each record also keeps the forced turn's thought).
+calls and seconds an episode, the looks the forced search made, the paired difference with its 95 % interval, the
+search teacher's own success (`teacher`: its scan and search turn made by rules, the same reader answering: the
+ceiling of the forced search's looks), and how many forced searches made the teacher's plan (as many calls of each
+tool, on the same videos, as the search teacher makes after the same scan). Each record also keeps the forced
+turn's thought, and its looks' intervals beside the teacher's.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from agentcvr.trace import Step
 from simulator.script_sim import ScriptSimulator
 from train.trajectories import for_template
 
-ARMS = ("greedy", "search")
+ARMS = ("greedy", "search", "teacher")  # teacher: the search teacher's own looks, the same reader answering
 
 
 class ForcedStart:
@@ -102,6 +104,11 @@ def looks_made(calls: list[Step]) -> str:
     return ",".join(f"{tool}x{n}" for tool, n in Counter(c.tool for c in calls).items()) or "-"
 
 
+def intervals(calls: list[Step]) -> list[list]:
+    """Each call's tool, video and interval: where a forced look pointed, beside where the teacher's did."""
+    return [[c.tool, c.arguments.get("video"), c.arguments.get("start"), c.arguments.get("end")] for c in calls]
+
+
 def same_plan(made: list[Step], taught: list[Step]) -> bool:
     """Whether the calls made from the parting turn on are the teacher's plan: as many of each tool, on the same
     videos (their times may differ: the plan, not its arithmetic)."""
@@ -114,6 +121,12 @@ def plan_share(records: list[dict]) -> str:
     """How many forced searches made the teacher's plan (records written before it was measured are left out)."""
     known = [r["same_plan"] for r in records if "same_plan" in r]
     return f"{sum(known)} of {len(known)}" if known else "-"
+
+
+def share_right(records: list[dict | None]) -> str:
+    """Percent right of the records there are (a run written before the teacher's arm has none)."""
+    known = [r["right"] for r in records if r is not None]
+    return f"{100 * sum(known) / len(known):.1f}" if known else "-"
 
 
 def main() -> int:
@@ -148,6 +161,7 @@ def main() -> int:
     agents = {
         "greedy": Agent(ReaderAnswers(hf, reader), perception, limits),
         "search": Agent(ReaderAnswers(ForcedStart(hf, starts), reader), perception, limits),
+        "teacher": Agent(ReaderAnswers(hf, reader, who_looks="search", scan_frames=args.frames), perception, limits),
     }
 
     done = {}
@@ -177,6 +191,8 @@ def main() -> int:
                     "after_scan": looks_made(made),
                     "teacher_after_scan": looks_made(taught[s.id]),
                     "same_plan": same_plan(made, taught[s.id]),
+                    "looks": intervals(made),
+                    "teacher_looks": intervals(taught[s.id]),
                     "thought": next((c.thought for c in made if c.thought), None),
                     "seconds": round(time.perf_counter() - began, 2),
                 }
@@ -190,7 +206,8 @@ def main() -> int:
         if episode in table:
             by_kind[record["task"]][arm][episode] = record
     report = Table(title=f"Forced search: {args.warm_start}, {args.scripts}, reader {args.reader}")
-    columns = ("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "calls", "s/episode", "looks")
+    columns = ("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "teacher %", "calls", "s/episode")
+    columns = (*columns, "looks")
     for column in (*columns, "teacher's plan"):
         report.add_column(column, justify="left" if column in ("kind", "looks") else "right")
     for kind, arms in sorted(by_kind.items()):
@@ -207,8 +224,9 @@ def main() -> int:
             f"{100 * sum(greedy) / len(paired):.1f}",
             f"{100 * sum(forced) / len(paired):.1f}",
             f"{100 * (sum(forced) - sum(greedy)) / len(paired):+.1f} ({100 * low:+.1f} .. {100 * high:+.1f})",
-            " / ".join(f"{sum(arms[a][e]['calls'] for e in paired) / len(paired):.1f}" for a in ARMS),
-            " / ".join(f"{sum(arms[a][e]['seconds'] for e in paired) / len(paired):.1f}" for a in ARMS),
+            share_right([arms["teacher"].get(e) for e in paired]),
+            " / ".join(f"{sum(arms[a][e]['calls'] for e in paired) / len(paired):.1f}" for a in ARMS[:2]),
+            " / ".join(f"{sum(arms[a][e]['seconds'] for e in paired) / len(paired):.1f}" for a in ARMS[:2]),
             "; ".join(f"{k} ({n})" for k, n in looks),
             plan_share([arms["search"][e] for e in paired]),
         )
