@@ -49,7 +49,8 @@ from agentcvr.trace import Step
 from simulator.script_sim import ScriptSimulator
 from train.trajectories import for_template
 
-ARMS = ("greedy", "search", "teacher")  # teacher: the search teacher's own looks, the same reader answering
+MODEL_ARMS = ("greedy", "search")  # the warm start writes every turn (forced to the search's start in `search`)
+ARMS = (*MODEL_ARMS, "teacher")  # teacher: the search teacher's own looks, the same reader answering
 
 
 class ForcedStart:
@@ -206,9 +207,11 @@ def main() -> int:
         if episode in table:
             by_kind[record["task"]][arm][episode] = record
     report = Table(title=f"Forced search: {args.warm_start}, {args.scripts}, reader {args.reader}")
-    columns = ("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "teacher %", "calls", "s/episode")
-    columns = (*columns, "looks")
-    for column in (*columns, "teacher's plan"):
+    columns = (
+        *("kind", "episodes", "greedy %", "search %", "search - greedy (95 %)", "teacher %"),
+        *("calls", "s/episode", "looks", "teacher's plan"),
+    )
+    for column in columns:
         report.add_column(column, justify="left" if column in ("kind", "looks") else "right")
     for kind, arms in sorted(by_kind.items()):
         paired = sorted(set(arms["greedy"]) & set(arms["search"]))
@@ -225,8 +228,8 @@ def main() -> int:
             f"{100 * sum(forced) / len(paired):.1f}",
             f"{100 * (sum(forced) - sum(greedy)) / len(paired):+.1f} ({100 * low:+.1f} .. {100 * high:+.1f})",
             share_right([arms["teacher"].get(e) for e in paired]),
-            " / ".join(f"{sum(arms[a][e]['calls'] for e in paired) / len(paired):.1f}" for a in ARMS[:2]),
-            " / ".join(f"{sum(arms[a][e]['seconds'] for e in paired) / len(paired):.1f}" for a in ARMS[:2]),
+            " / ".join(f"{sum(arms[a][e]['calls'] for e in paired) / len(paired):.1f}" for a in MODEL_ARMS),
+            " / ".join(f"{sum(arms[a][e]['seconds'] for e in paired) / len(paired):.1f}" for a in MODEL_ARMS),
             "; ".join(f"{k} ({n})" for k, n in looks),
             plan_share([arms["search"][e] for e in paired]),
         )
