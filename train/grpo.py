@@ -3,7 +3,9 @@
 Rollouts run the deployed LangGraph agent (`train.rollout.RolloutFunc`, TRL's `rollout_func`). `CVRGRPOTrainer`
 overrides one hook, `_generate_and_score_completions`, to hand the batch's rows to the rollout function (TRL passes it
 only the prompts), record the simulator's share of each generation batch and keep the last batch (tool mask
-included) for inspection by tests.
+included) for inspection by tests; and `_calculate_rewards`, to log the share of groups whose rewards really differ
+(`groups/with_spread`): TRL's `frac_reward_zero_std` tests a float32 std against 1e-8, so a group that all earned
+0.6 (std 6e-8) counts as one with signal.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ class CVRGRPOTrainer(GRPOTrainer):
             self._metrics[mode]["timing/scoring_seconds"].append(time.perf_counter() - started - sampling)
         self.last_batch = output
         return output
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        totals = (rewards_per_func * self.reward_weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode]["groups/with_spread"].append(groups_with_spread(totals.tolist(), self.num_generations))
+        return rewards_per_func
+
+
+def groups_with_spread(rewards: Sequence[float], group_size: int, tolerance: float = 1e-6) -> float:
+    """The share of consecutive groups of `group_size` rewards whose range exceeds `tolerance`: the groups that give
+    GRPO an advantage at all (float noise in a constant group is not one)."""
+    groups = [rewards[k : k + group_size] for k in range(0, len(rewards), group_size)]
+    return sum(max(group) - min(group) > tolerance for group in groups) / len(groups)
 
 
 def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewards: int = 0) -> GRPOConfig:

@@ -21,7 +21,7 @@ PANELS = [
     ("KL to warm start", ["kl"]),
     ("entropy (nats/token)", ["entropy"]),
     ("throughput", ["throughput/completions_per_second"]),
-    ("groups whose rollouts all scored alike (no signal)", ["frac_reward_zero_std"]),
+    ("groups whose rewards differ (GRPO's signal)", ["groups/with_spread"]),
     ("evidence reward", ["rewards/evidence/mean"]),
 ]
 

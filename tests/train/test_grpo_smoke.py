@@ -67,6 +67,8 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
     assert sum(row["episode/tool_calls"] for row in logs) > 0  # the policy called tools and they reached the simulator
     assert all(row["episode/tool_errors"] == 0 for row in logs)  # rollout threads share the simulator unharmed
     assert all(0.0 <= row["rewards/evidence/mean"] <= 1.0 for row in logs)  # logged at weight 0 (reward.evidence)
+    sampled = [row for row in logs if "reward" in row]
+    assert sampled and all(row["groups/with_spread"] == 1.0 for row in sampled)  # the jitter reward parts every group
     # where the sampled batch's time went: the agent's rollouts, then TRL's log-prob passes and the rewards
     assert all(row["timing/rollout_seconds"] > 0 and row["timing/scoring_seconds"] > 0 for row in logs)
 
@@ -96,6 +98,16 @@ def test_grpo_steps_on_the_tiny_policy(warm_start, tmp_path):
 
     changed = [name for name, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[name])]
     assert changed  # the optimizer moved the policy
+
+
+def test_groups_with_spread_ignores_float_noise_in_a_constant_group():
+    from train.grpo import groups_with_spread
+
+    same = (torch.full((8,), 0.1) + 0.5 * torch.ones(8)).tolist()  # eight rollouts that all earned 0.6 ...
+    assert not math.isclose(torch.tensor(same).std().item(), 0.0, abs_tol=1e-8)  # ... whose float32 std is not 0
+    parted = [0.1] * 7 + [0.6]
+    assert groups_with_spread(same + parted, 8) == 0.5
+    assert groups_with_spread(same, 8) == 0.0
 
 
 def test_checkpoint_runs_as_a_policy_in_the_agent_loop(warm_start):
