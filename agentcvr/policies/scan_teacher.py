@@ -115,7 +115,8 @@ class ScanTeacher:
 class ScanThen(ScanTeacher):
     """The scan's turns, then one more turn of `more(episode, looks so far)` calls (none: it answers at once), then the
     scan teacher's answer: a scan followed by a chosen look, as a benchmark compares plans and a reader's items vary
-    what it reads. `thought` is that turn's thought, or a function of the episode that writes it."""
+    what it reads. `thought` is that turn's thought, or a function of the episode and the looks so far that writes
+    it."""
 
     def __init__(
         self,
@@ -123,7 +124,7 @@ class ScanThen(ScanTeacher):
         more: Callable[[Episode, list[Look]], list[Call]],
         protocol: Protocol = "tools",
         windows: int = 1,
-        thought: str | Callable[[Episode], str] = MORE_THOUGHT,
+        thought: str | Callable[[Episode, list[Look]], str] = MORE_THOUGHT,
         frames: int = DEFAULT_FRAMES,
     ):
         super().__init__(scripts, protocol=protocol, windows=windows, frames=frames)
@@ -134,5 +135,5 @@ class ScanThen(ScanTeacher):
         if len(made) < scanned:
             return super().next_turn(episode, made)
         if len(made) == scanned and (calls := self.more(episode, made)):
-            return calls, self.thought(episode) if callable(self.thought) else self.thought
+            return calls, self.thought(episode, made) if callable(self.thought) else self.thought
         return None

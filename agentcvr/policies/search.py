@@ -75,6 +75,15 @@ def window_calls(episode: Episode, windows: int) -> list[Call]:
     return calls
 
 
+def moment_line(episode: Episode, lines: Sequence[Line]) -> Line | None:
+    """MSR: the scan line of the moment's view most like the moment the question names (None: no such question or
+    line)."""
+    asked = multi_view_question(episode.question)
+    if asked is None or asked.moment is None:
+        return None
+    return best_line([ln for ln in lines if ln.video == asked.moment_video and ln.span], asked.moment)
+
+
 def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PAD) -> list[Call]:
     """MSR: where a question asks about one view at a moment another view shows ("When obj_1 and obj_3 are side by side
     in view B, where is obj_5 in view A?"), the scan line of the moment's view most like the moment, and the asked view
@@ -86,7 +95,7 @@ def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PA
         return []
     duration = durations[asked.video]
     if asked.moment is not None:
-        line = best_line([ln for ln in lines if ln.video == asked.moment_video and ln.span], asked.moment)
+        line = moment_line(episode, lines)
         if line is None:
             return []
         start, end = max(0.0, line.span[0] - pad), min(duration, line.span[1] + pad)
@@ -98,15 +107,22 @@ def moment_calls(episode: Episode, lines: Sequence[Line], pad: float = MOMENT_PA
     return [("observe", {"video": asked.video, "start": round(start, 1), "end": round(end, 1), "focus": asked.target})]
 
 
-def search_thought(episode: Episode) -> str:
-    """The search turn's thought: the question (cut at a word past `THOUGHT_QUESTION_CHARS`), then its kind's plan."""
+def scan_lines(made: Sequence[Look]) -> list[Line]:
+    """The seen (not heard) lines of the looks `made`, each with its video and stamp."""
+    seen = [seen_from(look.action, look.observation) for look in made]
+    return [line for line in evidence_lines(evidence_text(seen)) if not line.heard]
+
+
+def search_thought(episode: Episode, made: Sequence[Look] = ()) -> str:
+    """The search turn's thought: the question (cut at a word past `THOUGHT_QUESTION_CHARS`), then its kind's plan;
+    for an MSR moment, where the scan `made` saw it (the stamp as the observation wrote it) and the look that follows."""
     question = " ".join(episode.question.split())
     if len(question) > THOUGHT_QUESTION_CHARS:
         question = question[:THOUGHT_QUESTION_CHARS].rsplit(" ", 1)[0] + " ..."
-    return f"{question} {search_plan(episode)}"
+    return f"{question} {search_plan(episode, made)}"
 
 
-def search_plan(episode: Episode) -> str:
+def search_plan(episode: Episode, made: Sequence[Look] = ()) -> str:
     """The search's plan for this episode's kind, in words."""
     if episode.task in WINDOWS:
         verb = "Count again in" if episode.task == "MOC" else "Look again at"
@@ -117,7 +133,15 @@ def search_plan(episode: Episode) -> str:
             return "Look at the asked view again around that moment."
         if asked.final or asked.moment_video is None:
             return f"Look at video {asked.video} from {asked.target}'s last place to its end."
-        return f"Look at video {asked.video} for {asked.target} around the moment video {asked.moment_video} shows."
+        lines = scan_lines(made)
+        line, calls = moment_line(episode, lines), moment_calls(episode, lines)
+        if line is None or not calls:  # smol-v13 named the view right, its moment's time often not (session 30)
+            return f"Look at video {asked.video} for {asked.target} around the moment video {asked.moment_video} shows."
+        (_, look), (a, b) = calls[0], line.span
+        return (
+            f"Video {asked.moment_video} shows that moment at [{a:.1f}s - {b:.1f}s]: look at video {asked.video} "
+            f"for {asked.target} from {look['start']:.1f}s to {look['end']:.1f}s."
+        )
     if episode.task in ZOOM_TASKS:
         return "Zoom in on each option's step where the scan saw it."
     return "Look again where the question and the scan point."
@@ -126,8 +150,7 @@ def search_plan(episode: Episode) -> str:
 def search_calls(episode: Episode, made: Sequence[Look]) -> list[Call]:
     """The search turn's calls after the looks `made` so far (none: answer now). Repeated calls are made once."""
     if episode.task in ZOOM_TASKS or episode.task in MOMENT_TASKS:
-        seen = [seen_from(look.action, look.observation) for look in made]
-        lines = [line for line in evidence_lines(evidence_text(seen)) if not line.heard]
+        lines = scan_lines(made)
         calls = zoom_calls(episode, lines) if episode.task in ZOOM_TASKS else moment_calls(episode, lines)
     elif episode.task in WINDOWS:
         calls = window_calls(episode, WINDOWS[episode.task])

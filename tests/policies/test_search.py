@@ -105,7 +105,7 @@ def test_other_kinds_get_no_search(task):
 
 @pytest.mark.parametrize(
     ("task", "plan"),
-    [("MSR", "Look at video {video} for {target} around"), ("MOC", "Count again in each video in 4 windows")],
+    [("MSR", "look at video {video} for {target} from"), ("MOC", "Count again in each video in 4 windows")],
 )
 def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, plan):
     """smol-v11 took MSR's plan for MOC and MOC's for MSR on half its searches: the thought now names the plan."""
@@ -120,7 +120,20 @@ def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, pl
     asked = multi_view_question(question)
     plan = plan.format(video=asked.video, target=asked.target) if asked else plan
     assert thoughts[1].startswith(question) and plan in thoughts[1]
-    assert search_thought(script.episode) == thoughts[1]
+
+
+def test_an_msr_moment_thought_quotes_the_scan_stamp_and_the_look_that_follows():
+    """smol-v13 looked at the asked view at the wrong time (24-48 s for the teacher's 68-78): the thought now copies
+    the moment line's stamp as the observation wrote it, then the look's interval, before the call."""
+    script = generate_one("MSR", 1, 5)
+    made = scan_looks(script, ScriptSimulator({script.id: script}, sampling="frames"))
+    (_, look), = search_calls(script.episode, made)
+    thought = search_thought(script.episode, made)
+    stamp = thought.split(" shows that moment at ")[1].split("]")[0] + "]"
+    assert any(stamp in m.observation for m in made)  # copied, not computed
+    assert f"look at video {look['video']} for {look['focus']} from {look['start']:.1f}s to {look['end']:.1f}s." in thought
+    start = float(stamp[1:].split("s")[0])
+    assert look["start"] == max(0.0, start - MOMENT_PAD)
 
 
 def test_a_long_question_is_cut_at_a_word_in_the_thought():
