@@ -41,6 +41,13 @@ class DataConfig(_Section):
         "where the policy's rollouts still disagree, since a group whose rollouts all earn one reward teaches "
         "nothing (benchmarks/grpo_signal.py measures which kinds).",
     )
+    grpo_prompts: Literal["all", "plans_differ"] = Field(
+        default="all",
+        description="Which GRPO scripts become prompts: all, or only those whose correctness reward differs between "
+        "answering after the scan and after the search teacher's turn (the run's reader answering both; "
+        "train/plan_filter.py): where choosing to search changes the reward, so a group holding both plans has an "
+        "advantage. For warm starts of sft.teacher=search.",
+    )
     heldout_per_task: int = Field(default=50, description="Held-out scripts per task kind (evaluation only).")
     train_seed: int = Field(default=0, description="Generator seed of the training scripts.")
     heldout_seed: int = Field(default=10_000, description="Generator seed of the held-out scripts (must differ).")
@@ -357,6 +364,12 @@ class TrainConfig(_Section):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
+
+    @model_validator(mode="after")
+    def _plans_differ_needs_a_reader(self) -> TrainConfig:
+        if self.data.grpo_prompts == "plans_differ" and self.agent.reader in (None, "none"):
+            raise ValueError("data.grpo_prompts=plans_differ needs agent.reader: the reader answers both plans")
+        return self
 
 
 def preset_path(preset: str) -> Path:

@@ -313,7 +313,7 @@ class Run:
         table = scripts_by_id(self.grpo_scripts)
         tokenizer = load_tokenizer(warm_start)
         self._check_completion_budget(tokenizer)
-        rows = prompt_rows(self.grpo_scripts, self.limits, self.cfg.agent.protocol)
+        rows = prompt_rows(self.prompt_scripts(table), self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
         trainer = build_trainer(
             self.cfg,
@@ -328,6 +328,32 @@ class Run:
             evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
         )
         return trainer, tokenizer
+
+    def prompt_scripts(self, table: Mapping[str, Script]) -> list[Script]:
+        """The GRPO scripts that become prompts (`data.grpo_prompts`)."""
+        if self.cfg.data.grpo_prompts == "all":
+            return self.grpo_scripts
+        from train.plan_filter import per_kind, plans_differ
+
+        started = time.perf_counter()
+        kept = plans_differ(
+            self.grpo_scripts,
+            make_training_perception(self.cfg, table),
+            self.limits,
+            self.cfg.agent.reader,
+            self.cfg.sft.teacher_frames,
+            self.cfg.reward.dense,
+        )
+        self.log(
+            f"GRPO prompts where the plans' rewards differ: {len(kept)} of {len(self.grpo_scripts)} "
+            f"({per_kind(kept) or 'none'}; {time.perf_counter() - started:.0f} s)"
+        )
+        if not kept:
+            raise ValueError(
+                "data.grpo_prompts=plans_differ kept no GRPO script: no episode's reward changes with the search "
+                f"(kinds {sorted({s.task for s in self.grpo_scripts})}, reader {self.cfg.agent.reader})"
+            )
+        return kept
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
