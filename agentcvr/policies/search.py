@@ -115,7 +115,8 @@ def scan_lines(made: Sequence[Look]) -> list[Line]:
 
 def search_thought(episode: Episode, made: Sequence[Look] = ()) -> str:
     """The search turn's thought: the question (cut at a word past `THOUGHT_QUESTION_CHARS`), then its kind's plan;
-    for an MSR moment, where the scan `made` saw it (the stamp as the observation wrote it) and the look that follows."""
+    for an MSR moment, where the scan `made` saw it (the stamp as the observation wrote it) and the look that
+    follows."""
     question = " ".join(episode.question.split())
     if len(question) > THOUGHT_QUESTION_CHARS:
         question = question[:THOUGHT_QUESTION_CHARS].rsplit(" ", 1)[0] + " ..."

@@ -127,11 +127,12 @@ def test_an_msr_moment_thought_quotes_the_scan_stamp_and_the_look_that_follows()
     the moment line's stamp as the observation wrote it, then the look's interval, before the call."""
     script = generate_one("MSR", 1, 5)
     made = scan_looks(script, ScriptSimulator({script.id: script}, sampling="frames"))
-    (_, look), = search_calls(script.episode, made)
+    ((_, look),) = search_calls(script.episode, made)
     thought = search_thought(script.episode, made)
     stamp = thought.split(" shows that moment at ")[1].split("]")[0] + "]"
     assert any(stamp in m.observation for m in made)  # copied, not computed
-    assert f"look at video {look['video']} for {look['focus']} from {look['start']:.1f}s to {look['end']:.1f}s." in thought
+    interval = f"from {look['start']:.1f}s to {look['end']:.1f}s."
+    assert f"look at video {look['video']} for {look['focus']} {interval}" in thought
     start = float(stamp[1:].split("s")[0])
     assert look["start"] == max(0.0, start - MOMENT_PAD)
 
