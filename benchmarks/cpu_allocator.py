@@ -21,8 +21,6 @@ preset's LoRA (dequantized from the registry GGUF into `--base` once). Run it wi
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import glob
 import json
 import os
@@ -35,19 +33,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc's mallopt parameter numbers (malloc.h)
+from serve.memory import M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD, mallopt
+
 KEPT = {M_MMAP_THRESHOLD: 32 << 20, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 1 << 30}
 JEMALLOC = "/usr/lib/*-linux-gnu/libjemalloc.so.2"
 
 
 def keep_freed_memory() -> bool:
     """glibc's `KEPT` settings for this process; False where the C library is not glibc."""
-    name = ctypes.util.find_library("c")
-    mallopt = getattr(ctypes.CDLL(name), "mallopt", None) if name else None
-    if mallopt is None:
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return all(mallopt(parameter, value) == 1 for parameter, value in KEPT.items())
+    return all(mallopt(parameter, value) for parameter, value in KEPT.items())
 
 
 def measure(base: Path, tokens: int, repeats: int) -> dict:

@@ -14,18 +14,23 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number (malloc.h)
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc's mallopt parameter numbers (malloc.h)
 MMAP_THRESHOLD = 128 << 10  # bytes: glibc's own starting value, kept fixed
+
+
+def mallopt(parameter: int, value: int) -> bool:
+    """glibc's `mallopt(parameter, value)` for this process; False where the C library is not glibc or refuses."""
+    name = ctypes.util.find_library("c")
+    try:
+        function = ctypes.CDLL(name).mallopt if name else None
+    except (OSError, AttributeError):
+        return False
+    if function is None:
+        return False
+    function.argtypes, function.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return function(parameter, value) == 1
 
 
 def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
     """Fix glibc's mmap threshold at `size` bytes for this process; False where the C library is not glibc."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        return False
-    if mallopt is None:
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return mallopt(M_MMAP_THRESHOLD, size) == 1
+    return mallopt(M_MMAP_THRESHOLD, size)
