@@ -93,7 +93,7 @@ def differences(
     mine: Mapping[str, Any], theirs: Mapping[str, Any], ignored: Callable[[str], bool] = lambda key: False
 ) -> list[str]:
     """`key: mine != theirs` for every dotted key of two nested settings whose values differ, but the `ignored`."""
-    ours, other = _flat(mine), _flat(theirs)
+    ours, other = flatten(mine), flatten(theirs)
     missing = object()
     return [
         f"{key}: {_show(ours.get(key, missing))} != {_show(other.get(key, missing))}"
@@ -102,11 +102,12 @@ def differences(
     ]
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested settings as one level of dotted keys (`grpo.beta`)."""
     if isinstance(value, dict):
         flat: dict[str, Any] = {}
         for key, inner in value.items():
-            flat |= _flat(inner, f"{prefix}.{key}" if prefix else key)
+            flat |= flatten(inner, f"{prefix}.{key}" if prefix else key)
         return flat
     return {prefix: value}
 

@@ -32,14 +32,14 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 from paired_masters import bootstrap  # benchmarks/, this script's own folder, leads sys.path
-from plan_odds import add_branch_arguments, parse_branch_arguments, parting_ids
+from plan_odds import add_branch_arguments, parse_branch_arguments
 from rich.console import Console
 from rich.table import Table
 
 from agentcvr.agent import Agent
 from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, PolicyOutput
-from agentcvr.policies.hf_policy import HFPolicy, prompt_ids
+from agentcvr.policies.hf_policy import HFPolicy
 from agentcvr.policies.read_answers import ReaderAnswers
 from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import scan_then_search
@@ -47,7 +47,7 @@ from agentcvr.reader import Reader, reader_folder
 from agentcvr.script import Script
 from agentcvr.trace import Step
 from simulator.script_sim import ScriptSimulator
-from train.trajectories import for_template
+from train.forced_plan import search_start
 
 MODEL_ARMS = ("greedy", "search")  # the warm start writes every turn (forced to the search's start in `search`)
 ARMS = (*MODEL_ARMS, "teacher")  # teacher: the search teacher's own looks, the same reader answering
@@ -84,20 +84,6 @@ class ForcedStart:
         return PolicyOutput(
             content=text.strip(), prompt_tokens=len(ids) - len(forced), completion_tokens=end + len(forced)
         )
-
-
-def forced_start(hf: HFPolicy, scan: list[dict], search: list[dict]) -> tuple[int, list[int]] | None:
-    """(the assistant turn where the plans part, the search's first tokens of it up to where they part), or None."""
-    parted = parting_ids(hf.tokenizer, hf.tools, scan, search)
-    if parted is None:
-        return None
-    shared, _, search_token = parted
-    answer_at = max(i for i, m in enumerate(scan) if m["role"] == "assistant")  # the scan answers in its last turn
-    prompt = prompt_ids(hf.tokenizer, for_template(scan[:answer_at]), hf.tools)
-    if shared[: len(prompt)] != prompt:
-        raise ValueError("the rendered conversation does not start with the prompt of the turn where the plans part")
-    turn = sum(m["role"] == "assistant" for m in scan[:answer_at])
-    return turn, shared[len(prompt) :] + [search_token]
 
 
 def looks_made(calls: list[Step]) -> str:
@@ -153,7 +139,7 @@ def main() -> int:
     search = Agent(scan_then_search(table, hf.protocol, 1, args.frames), perception, limits)
     starts, taught = {}, {}
     for s in scripts:
-        start = forced_start(hf, scan.converse(s.episode)[1], search.converse(s.episode)[1])
+        start = search_start(hf.tokenizer, hf.tools, scan.converse(s.episode)[1], search.converse(s.episode)[1])
         if start is not None:
             starts[s.id] = start
             steps = search.run(s.episode).steps

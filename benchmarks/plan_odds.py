@@ -33,21 +33,7 @@ from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import scan_then_search
 from agentcvr.script import Script
 from simulator.script_sim import ScriptSimulator
-
-
-def parting_ids(
-    tokenizer, tools: list[dict] | None, scan: list[dict], search: list[dict]
-) -> tuple[list[int], int, int] | None:
-    """The token ids the two rendered conversations share, and each one's next token there (None: they never part)."""
-    from train.sft import render
-    from train.trajectories import for_template
-
-    texts = render(tokenizer, [for_template(scan), for_template(search)], tools)  # as the warm start read them
-    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts)
-    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
-    if shared is None:
-        return None
-    return list(a[:shared]), a[shared], b[shared]
+from train.forced_plan import parting_ids
 
 
 def add_branch_arguments(parser: argparse.ArgumentParser) -> None:

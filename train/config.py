@@ -229,6 +229,16 @@ class GRPOSection(_Section):
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
+    forced_search_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Guided exploration: the share of each group's rollouts whose turn after the scan starts with the "
+        "search's first tokens (where the scan teacher answers and the search teacher looks; train/forced_plan.py), "
+        "the policy writing the rest. The forced tokens stay in the loss, so the group's advantage trains the choice "
+        "itself, which a warm start samples too rarely for GRPO to see it win. Needs a warm start that saw the "
+        "search (sft.teacher=search); with vLLM it turns off TRL's importance-sampling correction.",
+    )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
     max_steps: int = Field(
@@ -364,6 +374,15 @@ class TrainConfig(_Section):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     methods: MethodsConfig = Field(default_factory=MethodsConfig)
+
+    @model_validator(mode="after")
+    def _forced_search_needs_its_warm_start(self) -> TrainConfig:
+        if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
+            raise ValueError(
+                "grpo.forced_search_share > 0 needs sft.teacher=search: a warm start that never saw the search "
+                f"cannot write the rest of a forced one (sft.teacher={self.sft.teacher})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _plans_differ_needs_a_reader(self) -> TrainConfig:

@@ -5,7 +5,8 @@ overrides one hook, `_generate_and_score_completions`, to hand the batch's rows 
 only the prompts), record the simulator's share of each generation batch and keep the last batch (tool mask
 included) for inspection by tests; and `_calculate_rewards`, to log the share of groups whose rewards really differ
 (`groups/with_spread`): TRL's `frac_reward_zero_std` tests a float32 std against 1e-8, so a group that all earned
-0.6 (std 6e-8) counts as one with signal.
+0.6 (std 6e-8) counts as one with signal. With guided exploration (`grpo.forced_search_share`) it also logs the mean
+reward of the forced rollouts and of the free ones (`plan/forced_reward`, `plan/free_reward`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from agentcvr.interfaces import Limits, Perception
 from train.config import TrainConfig
 from train.reader import load_reader
 from train.rewards import Correctness, EvidenceReward, FormatBonus
-from train.rollout import RolloutFunc
+from train.rollout import RolloutFunc, Start
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -57,6 +58,12 @@ class CVRGRPOTrainer(GRPOTrainer):
         totals = (rewards_per_func * self.reward_weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["groups/with_spread"].append(groups_with_spread(totals.tolist(), self.num_generations))
+        if any(row.get("forced") for row in inputs):  # guided exploration: the forced searches' reward beside the rest
+            mine = totals[self.accelerator.process_index * len(inputs) :][: len(inputs)].tolist()
+            for name, which in (("forced", True), ("free", False)):
+                chosen = [r for r, row in zip(mine, inputs, strict=True) if bool(row.get("forced")) == which]
+                if chosen:
+                    self._metrics[mode][f"plan/{name}_reward"].append(sum(chosen) / len(chosen))
         return rewards_per_func
 
 
@@ -108,6 +115,8 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         report_to=g.report_to,
         disable_tqdm=True,  # our rich bar instead
         use_vllm=g.use_vllm,
+        # forced tokens were drawn with probability 1: weighting them by the policy's own would undo the forcing
+        vllm_importance_sampling_correction=g.forced_search_share == 0,
         vllm_mode=g.vllm_mode,
         vllm_server_base_url=g.vllm_server_base_url,
         vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
@@ -133,11 +142,13 @@ def build_trainer(
     callbacks: Sequence = (),
     extra_rewards: Sequence = (),
     evidence: Mapping[str, Sequence[str]] | None = None,
+    starts: Mapping[str, Start] | None = None,
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
     loaded from it when beta > 0) or a model object. `evidence` maps episode ids to the facts the evidence reward
-    looks for (`reward.evidence` weighs it). `extra_rewards` (weight 1 each) are for experiments and tests.
-    The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
+    looks for (`reward.evidence` weighs it); `starts` maps episode ids to the search's start that
+    `grpo.forced_search_share` of their rollouts are given (train/forced_plan.py). `extra_rewards` (weight 1 each)
+    are for experiments and tests. The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
     from train.methods.select import trainer_class
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
@@ -149,6 +160,8 @@ def build_trainer(
         tool_schemas(),
         max_new_tokens=cfg.agent.max_turn_tokens,
         reader=load_reader(cfg.agent.reader),
+        starts=starts,
+        forced_share=cfg.grpo.forced_search_share,
     )
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
         from train.methods.jigsaw import JigsawReward

@@ -27,6 +27,7 @@ import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from rich.console import Console
@@ -36,6 +37,9 @@ from agentcvr.interfaces import Limits, Policy
 from agentcvr.script import Script
 from train.config import RUN_CONFIG, TrainConfig
 from train.resume import check_resumable
+
+if TYPE_CHECKING:
+    from train.rollout import Start
 
 
 def versions() -> dict[str, str]:
@@ -313,7 +317,8 @@ class Run:
         table = scripts_by_id(self.grpo_scripts)
         tokenizer = load_tokenizer(warm_start)
         self._check_completion_budget(tokenizer)
-        rows = prompt_rows(self.prompt_scripts(table), self.limits, self.cfg.agent.protocol)
+        prompted = self.prompt_scripts(table)
+        rows = prompt_rows(prompted, self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
         trainer = build_trainer(
             self.cfg,
@@ -326,8 +331,33 @@ class Run:
             self.out / "tb",
             callbacks=callbacks,
             evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
+            starts=self.search_starts(prompted, table, tokenizer),
         )
         return trainer, tokenizer
+
+    def search_starts(self, scripts: Sequence[Script], table: Mapping[str, Script], tokenizer) -> dict[str, Start]:
+        """Where each GRPO prompt's plans part and the search's first tokens there (`grpo.forced_search_share`;
+        none when it is 0)."""
+        if self.cfg.grpo.forced_search_share == 0:
+            return {}
+        from agentcvr.actions import tool_schemas
+        from train.forced_plan import search_starts
+
+        tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
+        starts = search_starts(
+            scripts,
+            make_training_perception(self.cfg, table),
+            self.limits,
+            tokenizer,
+            tools,
+            self.cfg.agent.protocol,
+            self.cfg.sft.teacher_frames,
+        )
+        self.log(
+            f"guided exploration: {self.cfg.grpo.forced_search_share:.0%} of the rollouts of {len(starts)} of "
+            f"{len(scripts)} GRPO prompts start the search after the scan (the others' plans never part)"
+        )
+        return starts
 
     def prompt_scripts(self, table: Mapping[str, Script]) -> list[Script]:
         """The GRPO scripts that become prompts (`data.grpo_prompts`)."""

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentcvr.spec import SpecMismatch, differences
-from train.config import recorded_settings
+from agentcvr.spec import SpecMismatch, differences, flatten
+from train.config import TrainConfig, recorded_settings
 
 RESUMABLE = frozenset(
     {
@@ -50,8 +50,12 @@ def resumable(key: str) -> bool:
 
 
 def changed(recorded: Mapping[str, Any], resolved: Mapping[str, Any]) -> list[str]:
-    """The settings a resume changes that the run's finished stages depend on, as "key: now != before"."""
-    return differences(resolved, recorded, ignored=resumable)
+    """The settings a resume changes that the run's finished stages depend on, as "key: now != before". A setting
+    added since the run was recorded counts as its default there (a new setting's default keeps the old behaviour)."""
+    defaults = flatten(TrainConfig().model_dump(mode="json"))
+    before = flatten(recorded)
+    added = {key for key in flatten(resolved) if key not in before and key in defaults}
+    return differences(resolved, {**before, **{key: defaults[key] for key in added}}, ignored=resumable)
 
 
 def check_resumable(folder: Path, resolved: Mapping[str, Any]) -> None:

@@ -18,6 +18,10 @@ batch run together, one thread each: `agentcvr.batching.TurnBatcher` holds each 
 episode has asked for one, then samples them as one left-padded batch, its rows in episode order (so a seeded run
 samples the same rollouts again, whichever thread asks first).
 
+With `grpo.forced_search_share`, a share of each episode's rollouts in the batch start their turn after the scan with
+the search's first tokens (`train/forced_plan.py`): written into the stream as sampled (env_mask 1, log-prob 0, the
+probability they were drawn with), so the loss trains them with the rollout's advantage; `forced` reaches the rewards.
+
 With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
 scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
 """
@@ -25,6 +29,7 @@ scores the policy's looks by what the reader makes of them, which is how GRPO tr
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -58,8 +63,11 @@ class TokenPolicy:
         max_new_tokens: int = 128,
         max_completion_length: int = 768,
         sampler: Callable[[list[int], int], Sample] | None = None,
+        forced: Start | None = None,
     ):
         self.model, self.tokenizer, self.protocol = model, tokenizer, protocol
+        self.forced = forced  # (turn, ids): that assistant turn starts with these tokens (train/forced_plan.py)
+        self.was_forced = False
         self.sampler = sampler  # None: sample this episode alone
         self.tools = tools if protocol == "tools" else None  # the JSON protocol describes its actions in the prompt
         self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
@@ -103,7 +111,14 @@ class TokenPolicy:
         room = self.max_completion_length - len(self.completion_ids)
         if room <= 0:
             raise CompletionBudgetSpent(f"the completion reached {self.max_completion_length} tokens")
-        new, logprobs = self._sample(self.prompt_ids + self.completion_ids, min(self.max_new_tokens, room))
+        budget = min(self.max_new_tokens, room)
+        forced = self.forced[1] if self.forced and self.forced[0] == self.sampled_turns else []
+        if len(forced) >= budget:
+            forced = []  # no room to write the rest of the forced turn: sample it as it comes
+        new, logprobs = self._sample(self.prompt_ids + self.completion_ids + forced, budget - len(forced))
+        if forced:  # kept in the loss as the policy's own tokens; sampled with probability 1
+            new, logprobs = forced + new, [0.0] * len(forced) + logprobs
+            self.was_forced = True
         stopped = bool(new) and new[-1] == self.stop_id
         self._append(new, sampled=True, logprobs=logprobs)
         if not stopped:  # cut off mid-turn: the template's end-of-turn closes it (not trained on)
@@ -126,6 +141,7 @@ class TokenPolicy:
 
 
 Sample = tuple[list[int], list[float]]  # the sampled ids (up to and with the stop token) and their log-probs
+Start = tuple[int, list[int]]  # an assistant turn (from 0) and the tokens forced at its start
 Turn = tuple[list[int], int]  # one episode's token row and its turn's token budget
 
 
@@ -205,6 +221,17 @@ def turn_sampler(sample: Callable[[list[list[int]], int], list[Sample]]) -> Call
     return run
 
 
+def forced_rows(episode_ids: list[str], starts: Mapping[str, Start], share: float) -> list[Start | None]:
+    """Each row's forced start: the first `round(share * copies)` of each episode's copies in the batch get its
+    start (a group of 8 at share 0.5: four forced, four free), episodes without one none."""
+    copies, seen, forced = Counter(episode_ids), Counter(), []
+    for episode_id in episode_ids:
+        take = episode_id in starts and seen[episode_id] < round(share * copies[episode_id])
+        forced.append(starts[episode_id] if take else None)
+        seen[episode_id] += 1
+    return forced
+
+
 class RolloutFunc:
     """`rollout_func` for GRPOTrainer: one agent episode per prompt row, the rows read from `trainer.batch_rows`
     (set by `train.grpo.CVRGRPOTrainer`, since TRL passes only the prompts)."""
@@ -218,8 +245,11 @@ class RolloutFunc:
         tools: list[dict] | None = None,
         max_new_tokens: int = 128,
         reader: Answerer | None = None,
+        starts: Mapping[str, Start] | None = None,
+        forced_share: float = 0.0,
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
+        self.starts, self.forced_share = starts or {}, forced_share
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
         self.seconds = {"simulator": 0.0, "total": 0.0}
         self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
@@ -238,7 +268,8 @@ class RolloutFunc:
             sample = lambda ids, n: sample_batch(model, tokenizer, ids, n, sampling)  # noqa: E731
         batcher: TurnBatcher[Turn, Sample] = TurnBatcher(turn_sampler(sample), episodes=len(rows))
         episodes, policies = [], []
-        for prompt, row in zip(prompts, rows, strict=True):
+        forced = forced_rows([row["episode_id"] for row in rows], self.starts, self.forced_share)
+        for prompt, row, start in zip(prompts, rows, forced, strict=True):
             episode = self.episodes[row["episode_id"]]
             expected = EpisodeRules(episode, self.perception, self.limits, self.protocol).initial_messages()
             if prompt[:1] != expected[:1]:  # the user message may carry a hint (train/methods/hints.py)
@@ -253,6 +284,7 @@ class RolloutFunc:
                     max_new_tokens=self.max_new_tokens,
                     max_completion_length=args.max_completion_length,
                     sampler=lambda ids, n: batcher((ids, n)),
+                    forced=start,
                 )
             )
 
@@ -276,6 +308,7 @@ class RolloutFunc:
             "trace": results,
             "episode": episodes,
             "sampled_text": ["\n".join(p.sampled_texts) for p in policies],
+            "forced": [p.was_forced for p in policies],
         }
 
     def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):

@@ -107,9 +107,12 @@ def json_warm_start(tmp_path_factory):
     return memorized_policy(tmp_path_factory.mktemp("warm_json"), "json")
 
 
-def trainer_over(warm, tmp_path, agent: dict | None = None, grpo: dict | None = None, **options):
+def trainer_over(
+    warm, tmp_path, agent: dict | None = None, grpo: dict | None = None, sft: dict | None = None, **options
+):
     """The real GRPO trainer (`train.grpo.build_trainer`) over a memorized policy `warm` = (folder, scripts, limits),
-    with these config sections on top of the policy's limits (TRL's reporting off); `options` go to build_trainer."""
+    with these config sections (`sft`: only what the GRPO settings are checked against) on top of the policy's
+    limits (TRL's reporting off); `options` go to build_trainer."""
     from datasets import Dataset
 
     from train.grpo import build_trainer
@@ -118,7 +121,7 @@ def trainer_over(warm, tmp_path, agent: dict | None = None, grpo: dict | None = 
 
     folder, scripts, limits = warm
     agent = {"max_turns": limits.max_turns, "max_observation_chars": limits.max_observation_chars, **(agent or {})}
-    cfg = TrainConfig.model_validate({"agent": agent, "grpo": {"report_to": [], **(grpo or {})}})
+    cfg = TrainConfig.model_validate({"agent": agent, "grpo": {"report_to": [], **(grpo or {})}, "sft": sft or {}})
     table = {s.id: s for s in scripts}
     rows = prompt_rows(scripts, limits, cfg.agent.protocol)
     perception = options.pop("perception", None) or ScriptSimulator(table)

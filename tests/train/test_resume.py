@@ -61,6 +61,14 @@ def test_budgets_cadences_and_evaluation_may_change_on_resume():
     ]
 
 
+def test_a_setting_added_since_the_run_counts_as_its_default_there():
+    before = load_config("cpu-tiny", []).model_dump(mode="json")
+    del before["grpo"]["forced_search_share"]  # recorded before the setting existed
+    assert changed(before, load_config("cpu-tiny", []).model_dump(mode="json")) == []
+    forced = load_config("cpu-tiny", ["sft.teacher=search", "grpo.forced_search_share=0.5"]).model_dump(mode="json")
+    assert "grpo.forced_search_share: 0.5 != 0.0" in changed(before, forced)
+
+
 def test_the_command_refuses_before_training_and_leaves_the_folder_as_it_was(tmp_path):
     folder = recorded(tmp_path / "run", "cpu-tiny", "simulator.sampling=events")
     written = (folder / "config.yaml").read_text()

@@ -1,0 +1,110 @@
+"""Guided exploration (`grpo.forced_search_share`): where the scan's and the search's plans part in tokens, and a GRPO
+batch whose forced rollouts start that turn with the search's tokens, kept in the loss, the policy writing the rest."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from pydantic import ValidationError
+
+from agentcvr.interfaces import Limits
+from scripts_gen.generate import generate_one
+from simulator.script_sim import ScriptSimulator
+from tests.train.conftest import trainer_over
+from tests.train.test_rollout import GenerateRecorder, runs
+from train.config import TrainConfig
+from train.forced_plan import search_starts
+from train.rollout import forced_rows
+from train.tokenizer import load_tokenizer
+
+LIMITS = Limits(max_turns=4, max_observation_chars=2000)  # the gpu-looker preset's
+
+
+def test_the_search_is_forced_on_the_turn_where_the_scan_answers(json_warm_start):
+    folder, _, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    scripts = [generate_one("MSR", i, 5) for i in range(2)] + [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
+    simulator = ScriptSimulator({s.id: s for s in scripts}, sampling="frames")
+
+    starts = search_starts(scripts, simulator, LIMITS, tokenizer, None, "json", 128)
+
+    assert sorted(starts) == ["MOC-000000", "MSR-000000", "MSR-000001"]  # BU's search makes no call: no parting
+    for turn, ids in starts.values():
+        assert turn == 1  # the scan's looks are turn 0; the scan teacher answers in turn 1, the search observes
+        assert tokenizer.decode(ids) == '{"action": "observe"'
+
+
+def test_the_first_share_of_each_episodes_copies_are_forced():
+    start = (1, [7, 8])
+    rows = forced_rows(["a"] * 4 + ["b"] * 4 + ["c"] * 2, {"a": start, "b": start}, 0.5)
+    assert rows == [start, start, None, None, start, start, None, None, None, None]  # c never parts
+    assert forced_rows(["a"] * 4, {"a": start}, 0.0) == [None] * 4
+
+
+def test_the_share_needs_a_search_warm_start():
+    with pytest.raises(ValidationError, match="needs sft.teacher=search"):
+        TrainConfig.model_validate({"grpo": {"forced_search_share": 0.5}})
+
+
+def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json_warm_start, tmp_path):
+    folder, scripts, limits = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    forced_ids = tokenizer('{"action": "observe"', add_special_tokens=False)["input_ids"]
+    starts = {s.id: (1, forced_ids) for s in scripts}  # the memorized PI episodes' second turn
+    grpo = {
+        "num_generations": 4,
+        "prompts_per_step": 1,
+        "max_steps": 1,
+        "max_completion_length": 512,
+        "temperature": 0.7,
+        "learning_rate": 1e-2,
+        "save_steps": 100,
+        "forced_search_share": 0.5,
+    }
+    trainer, rows, _, cfg = trainer_over(
+        json_warm_start,
+        tmp_path,
+        agent={"protocol": "json", "max_turn_tokens": 48},
+        grpo=grpo,
+        sft={"teacher": "search"},
+        starts=starts,
+    )
+    inputs = [dict(row) for row in rows[:1] for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows = inputs
+    recorder = GenerateRecorder(trainer.model)
+    torch.manual_seed(1)
+    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
+
+    assert out["forced"] == [True, True, False, False]  # half of the group, the first copies
+    for i in range(2):
+        prompt, completion, mask = out["prompt_ids"][i], out["completion_ids"][i], out["env_mask"][i]
+        start, end = runs(mask)[1]  # the second policy turn
+        assert completion[start : start + len(forced_ids)] == forced_ids  # it starts with the search's tokens ...
+        assert out["logprobs"][i][start : start + len(forced_ids)] == [0.0] * len(forced_ids)  # drawn with p=1
+        given = prompt + completion[: start + len(forced_ids)]
+        assert any(g == given for g, _ in recorder.rows)  # ... which the model read before writing the rest
+        assert out["sampled_text"][i].split("\n")[1].startswith('{"action": "observe"')
+    fed = [given for given, _ in recorder.rows if given[-len(forced_ids) :] == forced_ids]
+    assert len(fed) == 2  # the free rollouts were never fed the forced tokens
+
+    trainer.train()  # one real update over a batch with forced rollouts: their reward logged beside the free ones'
+    logs = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logs) == 1 and math.isfinite(logs[0]["loss"])
+    assert "plan/forced_reward" in logs[0] and "plan/free_reward" in logs[0]
+
+
+def test_a_run_finds_its_prompts_starts_and_logs_them(json_warm_start, tmp_path):
+    from train.pipeline import Run
+
+    folder, _, _ = json_warm_start
+    cfg = TrainConfig.model_validate(
+        {"agent": {"protocol": "json"}, "sft": {"teacher": "search"}, "grpo": {"forced_search_share": 0.25}}
+    )
+    scripts = [generate_one("MSR", 0, 5), generate_one("BU", 0, 5)]
+    starts = Run(cfg, tmp_path).search_starts(scripts, {s.id: s for s in scripts}, load_tokenizer(str(folder)))
+    assert sorted(starts) == ["MSR-000000"]
+    assert "25% of the rollouts of 1 of 2 GRPO prompts" in (tmp_path / "train.log").read_text()
+    off = TrainConfig.model_validate({"agent": {"protocol": "json"}})
+    assert Run(off, tmp_path).search_starts(scripts, {s.id: s for s in scripts}, None) == {}

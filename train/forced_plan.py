@@ -1,0 +1,81 @@
+"""Where the scan's plan and the search's part, in tokens, and the search's start to force there.
+
+After the scan the search teacher's conversation and the scan teacher's share every token up to the policy turn
+that follows (`{"action": "` then `answer` or `obs`erve, in the JSON protocol): one token chooses the plan. A warm
+start trained on both plans puts a few percent on the search there (smol-v13: 8 % on MOC at T=1), so a GRPO group of 8
+rarely holds a search, and five CPU updates on MOC learned to avoid it (docs/gpu_grpo.md, session 31). Guided
+exploration (`grpo.forced_search_share`) writes the search's first tokens into a share of each group's rollouts at
+that turn, the policy writing the rest; the forced tokens stay in the loss, so the choice itself is trained by the
+group's advantage (off-policy for those tokens, as in LUFFY's mixed-policy GRPO, without importance weights, which
+would scale the rare choice's gradient back down by its probability).
+
+`benchmarks/plan_odds.py` reads the odds at the same token; `benchmarks/forced_branch.py` scores greedy episodes
+forced the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agentcvr.agent import Agent
+from agentcvr.interfaces import Limits, Perception
+from agentcvr.policies.hf_policy import prompt_ids
+from agentcvr.policies.scan_teacher import ScanTeacher
+from agentcvr.policies.search import scan_then_search
+from agentcvr.script import Script
+from train.rollout import Start
+
+
+def parting_ids(
+    tokenizer, tools: list[dict] | None, scan: list[dict], search: list[dict]
+) -> tuple[list[int], int, int] | None:
+    """The token ids the two rendered conversations share, and each one's next token there (None: they never part)."""
+    from train.sft import render
+    from train.trajectories import for_template
+
+    texts = render(tokenizer, [for_template(scan), for_template(search)], tools)  # as the warm start read them
+    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts)
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if shared is None:
+        return None
+    return list(a[:shared]), a[shared], b[shared]
+
+
+def search_start(tokenizer, tools: list[dict] | None, scan: list[dict], search: list[dict]) -> Start | None:
+    """The assistant turn (counted from 0) where the scan's and the search's conversations part, and the search's
+    tokens of that turn up to and with the first that differs; None where they never part (the search makes no
+    call)."""
+    from train.trajectories import for_template
+
+    parted = parting_ids(tokenizer, tools, scan, search)
+    if parted is None:
+        return None
+    shared, _, search_token = parted
+    answer_at = max(i for i, m in enumerate(scan) if m["role"] == "assistant")  # the scan answers in its last turn
+    prompt = prompt_ids(tokenizer, for_template(scan[:answer_at]), tools)
+    if shared[: len(prompt)] != prompt:
+        raise ValueError("the rendered conversation does not start with the prompt of the turn where the plans part")
+    turn = sum(m["role"] == "assistant" for m in scan[:answer_at])
+    return turn, shared[len(prompt) :] + [search_token]
+
+
+def search_starts(
+    scripts: Sequence[Script],
+    perception: Perception,
+    limits: Limits,
+    tokenizer,
+    tools: list[dict] | None,
+    protocol: str,
+    frames: int,
+) -> dict[str, Start]:
+    """`search_start` of each script's episode whose two plans part, by episode id (the teachers' own looks at
+    `frames` frames a scan look)."""
+    table: Mapping[str, Script] = {s.id: s for s in scripts}
+    scan = Agent(ScanTeacher(table, protocol=protocol, frames=frames), perception, limits)
+    search = Agent(scan_then_search(table, protocol, 1, frames), perception, limits)
+    starts = {}
+    for script in scripts:
+        start = search_start(tokenizer, tools, scan.converse(script.episode)[1], search.converse(script.episode)[1])
+        if start is not None:
+            starts[script.episode.id] = start
+    return starts
