@@ -223,7 +223,8 @@ def turn_sampler(sample: Callable[[list[list[int]], int], list[Sample]]) -> Call
 
 def forced_rows(episode_ids: list[str], starts: Mapping[str, Start], share: float) -> list[Start | None]:
     """Each row's forced start: the first `round(share * copies)` of each episode's copies in the batch get its
-    start (a group of 8 at share 0.5: four forced, four free), episodes without one none."""
+    start (a group of 8 at share 0.5: four forced, four free), episodes without one none. Counted in the rows one
+    process samples: on several processes each forces that share of the copies it holds."""
     copies, seen, forced = Counter(episode_ids), Counter(), []
     for episode_id in episode_ids:
         take = episode_id in starts and seen[episode_id] < round(share * copies[episode_id])
