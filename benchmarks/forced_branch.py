@@ -41,13 +41,12 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, PolicyOutput
 from agentcvr.policies.hf_policy import HFPolicy
 from agentcvr.policies.read_answers import ReaderAnswers
-from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import scan_then_search
 from agentcvr.reader import Reader, reader_folder
 from agentcvr.script import Script
 from agentcvr.trace import Step
 from simulator.script_sim import ScriptSimulator
-from train.forced_plan import search_start
+from train.forced_plan import search_starts
 
 MODEL_ARMS = ("greedy", "search")  # the warm start writes every turn (forced to the search's start in `search`)
 ARMS = (*MODEL_ARMS, "teacher")  # teacher: the search teacher's own looks, the same reader answering
@@ -135,15 +134,12 @@ def main() -> int:
     limits = Limits(max_turns=args.max_turns, max_observation_chars=args.observation_chars)
     perception = ScriptSimulator(table, sampling="frames")
     hf = HFPolicy(args.warm_start, max_new_tokens=args.max_turn_tokens)
-    scan = Agent(ScanTeacher(table, protocol=hf.protocol, frames=args.frames), perception, limits)
+    starts = search_starts(scripts, perception, limits, hf.tokenizer, hf.tools, hf.protocol, args.frames)
     search = Agent(scan_then_search(table, hf.protocol, 1, args.frames), perception, limits)
-    starts, taught = {}, {}
-    for s in scripts:
-        start = search_start(hf.tokenizer, hf.tools, scan.converse(s.episode)[1], search.converse(s.episode)[1])
-        if start is not None:
-            starts[s.id] = start
-            steps = search.run(s.episode).steps
-            taught[s.id] = [st for st in steps if st.kind == "tool" and st.turn >= start[0]]
+    taught = {  # the search teacher's calls from the parting turn on
+        key: [st for st in search.run(table[key].episode).steps if st.kind == "tool" and st.turn >= turn]
+        for key, (turn, _) in starts.items()
+    }
     reader = Reader.load(reader_folder(args.reader))
     agents = {
         "greedy": Agent(ReaderAnswers(hf, reader), perception, limits),
