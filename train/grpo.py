@@ -6,7 +6,8 @@ only the prompts), record the simulator's share of each generation batch and kee
 included) for inspection by tests; and `_calculate_rewards`, to log the share of groups whose rewards really differ
 (`groups/with_spread`): TRL's `frac_reward_zero_std` tests a float32 std against 1e-8, so a group that all earned
 0.6 (std 6e-8) counts as one with signal. With guided exploration (`grpo.forced_search_share`) it also logs the mean
-reward of the forced rollouts and of the free ones (`plan/forced_reward`, `plan/free_reward`).
+reward of the forced rollouts and of the free ones (`plan/forced_reward`, `plan/free_reward`), over the batch and per
+kind (`plan/MOC/forced_reward`).
 """
 
 from __future__ import annotations
@@ -60,11 +61,26 @@ class CVRGRPOTrainer(GRPOTrainer):
         self._metrics[mode]["groups/with_spread"].append(groups_with_spread(totals.tolist(), self.num_generations))
         if any(row.get("forced") for row in inputs):  # guided exploration: the forced searches' reward beside the rest
             mine = totals[self.accelerator.process_index * len(inputs) :][: len(inputs)].tolist()
-            for name, which in (("forced", True), ("free", False)):
-                chosen = [r for r, row in zip(mine, inputs, strict=True) if bool(row.get("forced")) == which]
-                if chosen:
-                    self._metrics[mode][f"plan/{name}_reward"].append(sum(chosen) / len(chosen))
+            for key, value in plan_rewards(mine, inputs).items():
+                self._metrics[mode][key].append(value)
         return rewards_per_func
+
+
+def plan_rewards(rewards: Sequence[float], rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean reward of the forced rollouts and of the free ones, over the batch (`plan/forced_reward`) and per task kind
+    (`plan/MOC/forced_reward`): a kind whose forced searches earn less than its free rollouts is not worth searching
+    on yet, whatever the batch's mean says."""
+    means: dict[str, float] = {}
+    for name, which in (("forced", True), ("free", False)):
+        for kind in (None, *sorted({row["task"] for row in rows})):
+            chosen = [
+                r
+                for r, row in zip(rewards, rows, strict=True)
+                if bool(row.get("forced")) == which and kind in (None, row["task"])
+            ]
+            if chosen:
+                means[f"plan/{name}_reward" if kind is None else f"plan/{kind}/{name}_reward"] = sum(chosen) / len(chosen)
+    return means
 
 
 def groups_with_spread(rewards: Sequence[float], group_size: int, tolerance: float = 1e-6) -> float:

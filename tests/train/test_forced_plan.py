@@ -93,6 +93,29 @@ def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json
     logs = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logs) == 1 and math.isfinite(logs[0]["loss"])
     assert "plan/forced_reward" in logs[0] and "plan/free_reward" in logs[0]
+    kind = rows[0]["task"]
+    assert f"plan/{kind}/forced_reward" in logs[0] and f"plan/{kind}/free_reward" in logs[0]
+
+
+def test_plan_rewards_are_read_per_kind():
+    from train.grpo import plan_rewards
+
+    rows = [
+        {"task": "MOC", "forced": True},
+        {"task": "MOC", "forced": False},
+        {"task": "MSR", "forced": True},
+        {"task": "MSR", "forced": False},
+        {"task": "MSR", "forced": False},
+    ]
+    means = plan_rewards([1.0, 0.0, 0.0, 0.5, 1.0], rows)
+    assert means == {
+        "plan/forced_reward": 0.5,
+        "plan/MOC/forced_reward": 1.0,
+        "plan/MSR/forced_reward": 0.0,
+        "plan/free_reward": 0.5,
+        "plan/MOC/free_reward": 0.0,
+        "plan/MSR/free_reward": 0.75,
+    }
 
 
 def test_a_run_finds_its_prompts_starts_and_logs_them(json_warm_start, tmp_path):
