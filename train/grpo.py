@@ -79,7 +79,8 @@ def plan_rewards(rewards: Sequence[float], rows: Sequence[Mapping[str, Any]]) ->
                 if bool(row.get("forced")) == which and kind in (None, row["task"])
             ]
             if chosen:
-                means[f"plan/{name}_reward" if kind is None else f"plan/{kind}/{name}_reward"] = sum(chosen) / len(chosen)
+                key = f"plan/{name}_reward" if kind is None else f"plan/{kind}/{name}_reward"
+                means[key] = sum(chosen) / len(chosen)
     return means
 
 
