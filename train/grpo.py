@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,18 +71,12 @@ def plan_rewards(rewards: Sequence[float], rows: Sequence[Mapping[str, Any]]) ->
     """Mean reward of the forced rollouts and of the free ones, over the batch (`plan/forced_reward`) and per task kind
     (`plan/MOC/forced_reward`): a kind whose forced searches earn less than its free rollouts is not worth searching
     on yet, whatever the batch's mean says."""
-    means: dict[str, float] = {}
-    for name, which in (("forced", True), ("free", False)):
-        for kind in (None, *sorted({row["task"] for row in rows})):
-            chosen = [
-                r
-                for r, row in zip(rewards, rows, strict=True)
-                if bool(row.get("forced")) == which and kind in (None, row["task"])
-            ]
-            if chosen:
-                key = f"plan/{name}_reward" if kind is None else f"plan/{kind}/{name}_reward"
-                means[key] = sum(chosen) / len(chosen)
-    return means
+    chosen: dict[str, list[float]] = defaultdict(list)
+    for reward, row in zip(rewards, rows, strict=True):
+        name = "forced" if row.get("forced") else "free"
+        chosen[f"plan/{name}_reward"].append(reward)
+        chosen[f"plan/{row['task']}/{name}_reward"].append(reward)
+    return {key: sum(values) / len(values) for key, values in chosen.items()}
 
 
 def groups_with_spread(rewards: Sequence[float], group_size: int, tolerance: float = 1e-6) -> float:
