@@ -7,7 +7,8 @@ included) for inspection by tests; and `_calculate_rewards`, to log the share of
 (`groups/with_spread`): TRL's `frac_reward_zero_std` tests a float32 std against 1e-8, so a group that all earned
 0.6 (std 6e-8) counts as one with signal. With guided exploration (`grpo.forced_search_share`) it also logs the mean
 reward of the forced rollouts and of the free ones (`plan/forced_reward`, `plan/free_reward`), over the batch and per
-kind (`plan/MOC/forced_reward`).
+kind (`plan/MOC/forced_reward`), and the share of rollouts that wrote the plan token (`plan/reached`: with
+`grpo.trained_tokens=plan` the only ones the loss trains).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class CVRGRPOTrainer(GRPOTrainer):
             mine = totals[self.accelerator.process_index * len(inputs) :][: len(inputs)].tolist()
             for key, value in plan_rewards(mine, inputs).items():
                 self._metrics[mode][key].append(value)
+            reached = [bool(row.get("planned")) for row in inputs]  # the rollouts that wrote the plan token
+            self._metrics[mode]["plan/reached"].append(sum(reached) / len(reached))
         return rewards_per_func
 
 
@@ -174,6 +177,7 @@ def build_trainer(
         reader=load_reader(cfg.agent.reader),
         starts=starts,
         forced_share=cfg.grpo.forced_search_share,
+        trained_tokens=cfg.grpo.trained_tokens,
     )
     if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
         from train.methods.jigsaw import JigsawReward

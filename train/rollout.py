@@ -21,6 +21,8 @@ samples the same rollouts again, whichever thread asks first).
 With `grpo.forced_search_share`, a share of each episode's rollouts in the batch start their turn after the scan with
 the search's first tokens (`train/forced_plan.py`): written into the stream as sampled (env_mask 1, log-prob 0, the
 probability they were drawn with), so the loss trains them with the rollout's advantage; `forced` reaches the rewards.
+With `grpo.trained_tokens=plan` the loss mask keeps only the plan token (the last of the forced tokens, or the token a
+free rollout wrote in its place), so the outcome trains the choice and not how the chosen plan is carried out.
 
 With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
 scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
@@ -64,10 +66,13 @@ class TokenPolicy:
         max_completion_length: int = 768,
         sampler: Callable[[list[int], int], Sample] | None = None,
         forced: Start | None = None,
+        plan: Start | None = None,
     ):
         self.model, self.tokenizer, self.protocol = model, tokenizer, protocol
         self.forced = forced  # (turn, ids): that assistant turn starts with these tokens (train/forced_plan.py)
         self.was_forced = False
+        self.plan = plan or forced  # where the plans part: its last token is the plan token
+        self.plan_index: int | None = None  # the plan token's place in completion_ids, once the rollout wrote it
         self.sampler = sampler  # None: sample this episode alone
         self.tools = tools if protocol == "tools" else None  # the JSON protocol describes its actions in the prompt
         self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
@@ -120,6 +125,9 @@ class TokenPolicy:
             new, logprobs = forced + new, [0.0] * len(forced) + logprobs
             self.was_forced = True
         stopped = bool(new) and new[-1] == self.stop_id
+        if self.plan and self.plan[0] == self.sampled_turns and new[: len(self.plan[1]) - 1] == self.plan[1][:-1]:
+            if len(new) >= len(self.plan[1]):  # the turn reached the plan token in the teachers' form
+                self.plan_index = len(self.completion_ids) + len(self.plan[1]) - 1
         self._append(new, sampled=True, logprobs=logprobs)
         if not stopped:  # cut off mid-turn: the template's end-of-turn closes it (not trained on)
             self._append([self.stop_id], sampled=False)
@@ -133,6 +141,13 @@ class TokenPolicy:
             return self.sampler(ids, max_new_tokens)
         sampling = sampling_kwargs(self.temperature, self.top_p, self.top_k)
         return sample_batch(self.model, self.tokenizer, [ids], max_new_tokens, sampling)[0]
+
+    def plan_mask(self) -> list[int]:
+        """A loss mask over the completion that keeps only the plan token (all zeros where it was never written)."""
+        mask = [0] * len(self.completion_ids)
+        if self.plan_index is not None:
+            mask[self.plan_index] = 1
+        return mask
 
     def _append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
         self.completion_ids += ids
@@ -248,9 +263,13 @@ class RolloutFunc:
         reader: Answerer | None = None,
         starts: Mapping[str, Start] | None = None,
         forced_share: float = 0.0,
+        trained_tokens: str = "all",
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
         self.starts, self.forced_share = starts or {}, forced_share
+        if trained_tokens not in ("all", "plan"):
+            raise ValueError(f"trained_tokens must be 'all' or 'plan', not {trained_tokens!r}")
+        self.trained_tokens = trained_tokens
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
         self.seconds = {"simulator": 0.0, "total": 0.0}
         self.batch_sizes: list[int] = []  # turns sampled together, per batch, in the last call
@@ -286,6 +305,7 @@ class RolloutFunc:
                     max_completion_length=args.max_completion_length,
                     sampler=lambda ids, n: batcher((ids, n)),
                     forced=start,
+                    plan=self.starts.get(row["episode_id"]),
                 )
             )
 
@@ -305,11 +325,12 @@ class RolloutFunc:
             "prompt_ids": [p.prompt_ids for p in policies],
             "completion_ids": [p.completion_ids for p in policies],
             "logprobs": [p.logprobs for p in policies],
-            "env_mask": [p.env_mask for p in policies],
+            "env_mask": [p.plan_mask() if self.trained_tokens == "plan" else p.env_mask for p in policies],
             "trace": results,
             "episode": episodes,
             "sampled_text": ["\n".join(p.sampled_texts) for p in policies],
             "forced": [p.was_forced for p in policies],
+            "planned": [p.plan_index is not None for p in policies],
         }
 
     def run(self, policy: TokenPolicy, episode: Episode, prompt: list[dict]):

@@ -97,6 +97,54 @@ def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json
     assert f"plan/{kind}/forced_reward" in logs[0] and f"plan/{kind}/free_reward" in logs[0]
 
 
+def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_start, tmp_path):
+    folder, scripts, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    forced_ids = tokenizer('{"action": "observe"', add_special_tokens=False)["input_ids"]
+    grpo = {
+        "num_generations": 4,
+        "prompts_per_step": 1,
+        "max_steps": 1,
+        "max_completion_length": 512,
+        "temperature": 0.7,
+        "learning_rate": 1e-2,
+        "save_steps": 100,
+        "forced_search_share": 0.5,
+        "trained_tokens": "plan",
+    }
+    trainer, rows, _, cfg = trainer_over(
+        json_warm_start,
+        tmp_path,
+        agent={"protocol": "json", "max_turn_tokens": 48},
+        grpo=grpo,
+        sft={"teacher": "search"},
+        starts={s.id: (1, forced_ids) for s in scripts},
+    )
+    inputs = [dict(row) for row in rows[:1] for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows = inputs
+    torch.manual_seed(1)
+    out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
+
+    for i in range(4):
+        completion, mask = out["completion_ids"][i], out["env_mask"][i]
+        assert len(mask) == len(completion) and sum(mask) == int(out["planned"][i])
+        if out["planned"][i]:  # the one trained token closes the teachers' shared prefix of the second turn
+            at = mask.index(1)
+            assert completion[at - len(forced_ids) + 1 : at] == forced_ids[:-1]
+    assert out["planned"][:2] == [True, True]  # the forced rollouts' last forced token
+    at = out["env_mask"][0].index(1)
+    assert out["completion_ids"][0][at] == forced_ids[-1] and out["logprobs"][0][at] == 0.0
+
+    trainer.train()  # a real update on the plan tokens alone
+    logs = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logs) == 1 and math.isfinite(logs[0]["loss"]) and logs[0]["plan/reached"] >= 0.5
+
+
+def test_plan_only_training_needs_the_forced_search():
+    with pytest.raises(ValidationError, match="trained_tokens=plan needs"):
+        TrainConfig.model_validate({"sft": {"teacher": "search"}, "grpo": {"trained_tokens": "plan"}})
+
+
 def test_plan_rewards_are_read_per_kind():
     from train.grpo import plan_rewards
 
