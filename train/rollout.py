@@ -22,7 +22,8 @@ With `grpo.forced_search_share`, a share of each episode's rollouts in the batch
 the search's first tokens (`train/forced_plan.py`): written into the stream as sampled (env_mask 1, log-prob 0, the
 probability they were drawn with), so the loss trains them with the rollout's advantage; `forced` reaches the rewards.
 With `grpo.trained_tokens=plan` the loss mask keeps only the plan token (the last of the forced tokens, or the token a
-free rollout wrote in its place), so the outcome trains the choice and not how the chosen plan is carried out.
+free rollout wrote in its place), so the outcome trains the choice and not how the chosen plan is carried out; the
+completion handed to TRL is cut after that token, so the update's passes skip the rest of the episode.
 
 With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
 scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
@@ -142,12 +143,16 @@ class TokenPolicy:
         sampling = sampling_kwargs(self.temperature, self.top_p, self.top_k)
         return sample_batch(self.model, self.tokenizer, [ids], max_new_tokens, sampling)[0]
 
-    def plan_mask(self) -> list[int]:
-        """A loss mask over the completion that keeps only the plan token (all zeros where it was never written)."""
-        mask = [0] * len(self.completion_ids)
+    def plan_row(self) -> tuple[list[int], list[int], list[float]]:
+        """The completion as the loss needs it when only the plan token is trained: cut after that token (the loss
+        at a token reads only what precedes it, so the update's passes skip the rest), then closed by the stop
+        token (not trained), with a mask that keeps the plan token alone; where it was never written, the stop
+        token alone, untrained."""
+        end = 0 if self.plan_index is None else self.plan_index + 1
+        mask = [0] * end + [0]
         if self.plan_index is not None:
             mask[self.plan_index] = 1
-        return mask
+        return self.completion_ids[:end] + [self.stop_id], mask, self.logprobs[:end] + [0.0]
 
     def _append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
         self.completion_ids += ids
@@ -321,11 +326,13 @@ class RolloutFunc:
             results = list(pool.map(one, range(len(rows))))
         self.seconds["total"] += time.perf_counter() - started
         self.batch_sizes = batcher.batches
+        plan_only = self.trained_tokens == "plan"
+        trained = [p.plan_row() if plan_only else (p.completion_ids, p.env_mask, p.logprobs) for p in policies]
         return {
             "prompt_ids": [p.prompt_ids for p in policies],
-            "completion_ids": [p.completion_ids for p in policies],
-            "logprobs": [p.logprobs for p in policies],
-            "env_mask": [p.plan_mask() if self.trained_tokens == "plan" else p.env_mask for p in policies],
+            "completion_ids": [ids for ids, _, _ in trained],
+            "logprobs": [logprobs for _, _, logprobs in trained],
+            "env_mask": [mask for _, mask, _ in trained],
             "trace": results,
             "episode": episodes,
             "sampled_text": ["\n".join(p.sampled_texts) for p in policies],

@@ -127,10 +127,13 @@ def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_sta
 
     for i in range(4):
         completion, mask = out["completion_ids"][i], out["env_mask"][i]
-        assert len(mask) == len(completion) and sum(mask) == int(out["planned"][i])
-        if out["planned"][i]:  # the one trained token closes the teachers' shared prefix of the second turn
+        assert len(mask) == len(completion) == len(out["logprobs"][i]) and sum(mask) == int(out["planned"][i])
+        assert completion[-1] == tokenizer.eos_token_id and mask[-1] == 0  # closed, so TRL sees no truncation
+        if out["planned"][i]:  # the one trained token closes the teachers' shared prefix of the second turn ...
             at = mask.index(1)
             assert completion[at - len(forced_ids) + 1 : at] == forced_ids[:-1]
+            assert at == len(completion) - 2  # ... and the completion is cut right after it
+            assert out["sampled_text"][i].count("\n") >= 1  # the episode itself ran on past it
     assert out["planned"][:2] == [True, True]  # the forced rollouts' last forced token
     at = out["env_mask"][0].index(1)
     assert out["completion_ids"][0][at] == forced_ids[-1] and out["logprobs"][0][at] == 0.0
