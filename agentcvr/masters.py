@@ -79,7 +79,10 @@ def pack(source: Path, folder: Path, command: str) -> dict:
         write_lora_gguf(
             source / ADAPTER_FOLDER, json.loads((source / "config.json").read_text()), folder / LORA_ADAPTER
         )
-        (folder / "policy.json").write_text(json.dumps(policy | {"base": base}))
+        from agentcvr.policies.hf_policy import TURN_TOKENS, checkpoint_turn_tokens
+
+        spec = policy | {"base": base, TURN_TOKENS: checkpoint_turn_tokens(source)}  # the run's config stays behind
+        (folder / "policy.json").write_text(json.dumps(spec))
         files = {name: file_sha256(folder / name) for name in (LORA_ADAPTER, "policy.json")}
     for name in LORA_FILES if lora else CHECKPOINT_FILES:
         if (source / name).is_file():

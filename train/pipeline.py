@@ -459,6 +459,7 @@ class Run:
             plain_tokenizer=False,
             protocol=self.cfg.agent.protocol,
             base=self.cfg.model.name_or_path,
+            turn_tokens=self.cfg.agent.max_turn_tokens,
         )
 
     def save_policy(self, model, tokenizer, folder: Path) -> None:
@@ -480,17 +481,25 @@ class Run:
             plain_tokenizer=self.cfg.model.kind == "tiny",
             protocol=self.cfg.agent.protocol,
             base=self.cfg.model.name_or_path if self.cfg.model.kind == "pretrained" else None,
+            turn_tokens=self.cfg.agent.max_turn_tokens,
         )
         (folder / "train_config.yaml").write_text(yaml.safe_dump(self.cfg.model_dump(), sort_keys=False))
 
 
 def save_policy(
-    model, tokenizer, folder: Path, plain_tokenizer: bool = True, protocol: str = "tools", base: str | None = None
+    model,
+    tokenizer,
+    folder: Path,
+    plain_tokenizer: bool = True,
+    protocol: str = "tools",
+    base: str | None = None,
+    turn_tokens: int | None = None,
 ) -> None:
     """A checkpoint `HFPolicy` runs as trained: weights, tokenizer (loaded as saved), its action format, the
-    pretrained base it started from (what a packed LoRA master runs over) and, for tool calls, the tool schemas."""
+    pretrained base it started from (what a packed LoRA master runs over), the tokens a turn was given in training
+    and, for tool calls, the tool schemas."""
     from agentcvr.actions import tool_schemas
-    from agentcvr.policies.hf_policy import POLICY_FILE, TOOLS_FILE
+    from agentcvr.policies.hf_policy import POLICY_FILE, TOOLS_FILE, TURN_TOKENS
     from train.tokenizer import mark_plain
 
     folder = Path(folder)
@@ -499,7 +508,10 @@ def save_policy(
     tokenizer.save_pretrained(folder)
     if plain_tokenizer:
         mark_plain(folder)
-    (folder / POLICY_FILE).write_text(json.dumps({"protocol": protocol} | ({"base": base} if base else {})))
+    spec = (
+        {"protocol": protocol} | ({"base": base} if base else {}) | ({TURN_TOKENS: turn_tokens} if turn_tokens else {})
+    )
+    (folder / POLICY_FILE).write_text(json.dumps(spec))
     if protocol == "tools":
         (folder / TOOLS_FILE).write_text(json.dumps(tool_schemas(), indent=1))
 

@@ -21,6 +21,8 @@ from agentcvr.interfaces import PolicyOutput
 
 TOOLS_FILE = "tools.json"
 POLICY_FILE = "policy.json"  # {"protocol": "tools" | "json"}: the action format the checkpoint was trained to write
+TURN_TOKENS = "max_turn_tokens"  # policy.json's key for the tokens a turn was given in training
+DEFAULT_TURN_TOKENS = 256  # a turn's budget for checkpoints that record none (made before it was recorded)
 # Tokenizers trained by train-sim declare this class: loaded as saved (AutoTokenizer would rebuild a Qwen2 model's
 # tokenizer with Qwen2's own pre-tokenizer and break a locally trained vocabulary).
 PLAIN_TOKENIZER = "TokenizersBackend"
@@ -48,6 +50,24 @@ def checkpoint_protocol(path: str | Path) -> str:
     return protocol
 
 
+def checkpoint_turn_tokens(path: str | Path) -> int:
+    """The tokens a turn was given in training (policy.json, else the run's train_config.yaml `agent.max_turn_tokens`,
+    else `DEFAULT_TURN_TOKENS`): a shorter budget at inference cuts the turns the policy learned to write (the
+    search's eight MOC windows run past 256 tokens) into unparseable calls."""
+    folder = Path(path)
+    spec = json.loads((folder / POLICY_FILE).read_text()) if (folder / POLICY_FILE).is_file() else {}
+    if TURN_TOKENS in spec:
+        return int(spec[TURN_TOKENS])
+    config = folder / "train_config.yaml"
+    if config.is_file():
+        import yaml
+
+        recorded = (yaml.safe_load(config.read_text()) or {}).get("agent", {}).get(TURN_TOKENS)
+        if recorded:
+            return int(recorded)
+    return DEFAULT_TURN_TOKENS
+
+
 def prompt_ids(tokenizer, messages: list[dict], tools: list[dict] | None) -> list[int]:
     """The chat-template rendering of the conversation, with the tools (if any), ending at the assistant header: the
     prompt a checkpoint was trained on, whichever engine then runs it."""
@@ -73,7 +93,7 @@ class HFPolicy:
         self,
         path: str | Path,
         temperature: float = 0.0,
-        max_new_tokens: int = 256,
+        max_new_tokens: int | None = None,
         device: str = "cpu",
         model=None,
         tokenizer=None,
@@ -83,7 +103,8 @@ class HFPolicy:
         from transformers import AutoModelForCausalLM
 
         self.path = Path(path)
-        self.temperature, self.max_new_tokens, self.device = temperature, max_new_tokens, device
+        self.temperature, self.device = temperature, device
+        self.max_new_tokens = max_new_tokens or checkpoint_turn_tokens(self.path)  # a turn's budget as trained
         self.tokenizer = tokenizer or load_tokenizer(self.path)
         self.model = model or AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32).to(device)
         self.model.eval()

@@ -29,7 +29,14 @@ from agentcvr.interfaces import PolicyOutput
 from agentcvr.masters import LORA_ADAPTER, registry_base
 from agentcvr.models import ensure_model, file_sha256, models_dir
 from agentcvr.policies.gguf import completion, load_llama
-from agentcvr.policies.hf_policy import POLICY_FILE, checkpoint_protocol, checkpoint_tools, load_tokenizer, prompt_ids
+from agentcvr.policies.hf_policy import (
+    POLICY_FILE,
+    checkpoint_protocol,
+    checkpoint_tools,
+    checkpoint_turn_tokens,
+    load_tokenizer,
+    prompt_ids,
+)
 
 
 def lora_base(folder: Path) -> str:
@@ -63,7 +70,7 @@ class TrainedGGUFPolicy:
         self,
         folder: str | Path,
         temperature: float = 0.0,
-        max_new_tokens: int = 256,
+        max_new_tokens: int | None = None,
         n_ctx: int = 8192,
         threads: int | None = None,
         seed: int = 0,
@@ -75,7 +82,8 @@ class TrainedGGUFPolicy:
         self.protocol = checkpoint_protocol(self.path)
         self.tools = checkpoint_tools(self.path, self.protocol)
         self.tokenizer = load_tokenizer(self.path)
-        self.temperature, self.max_new_tokens, self.seed = temperature, max_new_tokens, seed
+        self.temperature, self.seed = temperature, seed
+        self.max_new_tokens = max_new_tokens or checkpoint_turn_tokens(self.path)  # a turn's budget as trained
         threads = threads or min(os.cpu_count() or 1, 8)
         base, adapter = ensure_model(lora_base(self.path)), self.path / LORA_ADAPTER
         if weights == "merged":

@@ -54,7 +54,7 @@ def lora_checkpoint(base, tmp_path_factory):
     model.save_pretrained(folder / "adapter")
     merged = model.merge_and_unload()
     tokenizer = AutoTokenizer.from_pretrained(base)
-    save_policy(merged, tokenizer, folder, plain_tokenizer=False, protocol="json", base=f"gguf:{BASE}")
+    save_policy(merged, tokenizer, folder, plain_tokenizer=False, protocol="json", base=f"gguf:{BASE}", turn_tokens=512)
     return folder
 
 
@@ -94,7 +94,8 @@ def test_a_packed_lora_master_runs_in_llama_cpp_as_it_runs_merged_in_torch(lora_
     assert set(manifest["files"]) >= {LORA_ADAPTER, "policy.json", "tokenizer.json"}
     assert "model.safetensors" not in manifest["files"]  # the adapter ships, not the merged weights
     assert (master / LORA_ADAPTER).stat().st_size < 3e6  # 1.2 M LoRA weights in float16
-    assert json.loads((master / "policy.json").read_text()) == {"protocol": "json", "base": f"gguf:{BASE}"}
+    spec = json.loads((master / "policy.json").read_text())
+    assert spec == {"protocol": "json", "base": f"gguf:{BASE}", "max_turn_tokens": 512}  # a turn's budget as trained
 
     # The next token's log-probabilities, llama.cpp (base + adapter, and base alone) against torch (merged).
     tokenizer = load_tokenizer(master)

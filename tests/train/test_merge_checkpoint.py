@@ -3,6 +3,7 @@ folder with the merged weights that evaluation and the plan benchmarks load."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -68,6 +69,8 @@ def test_a_checkpoint_merges_into_the_weights_its_adapter_gives(grpo_run):
     assert {"config.json", "model.safetensors", "tokenizer.json", "policy.json", "DONE"} <= {
         p.name for p in folder.iterdir()
     }
+    spec = json.loads((folder / "policy.json").read_text())
+    assert spec["max_turn_tokens"] == cfg.agent.max_turn_tokens  # inference gives a turn the budget it was trained with
     merged = load_file(folder / "model.safetensors")
     base = load_policy_model(cfg.model, cfg.model.name_or_path)
     expected = PeftModel.from_pretrained(base, str(checkpoint)).merge_and_unload().state_dict()
