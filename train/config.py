@@ -239,13 +239,14 @@ class GRPOSection(_Section):
         "itself, which a warm start samples too rarely for GRPO to see it win. Needs a warm start that saw the "
         "search (sft.teacher=search); with vLLM it turns off TRL's importance-sampling correction.",
     )
-    trained_tokens: Literal["all", "plan"] = Field(
+    trained_tokens: Literal["all", "plan", "decisions"] = Field(
         default="all",
         description="The policy tokens the GRPO loss trains: all of them, or only the plan token (with "
         "grpo.forced_search_share: the one token after the scan where the scan's plan answers and the search's looks), "
         "so the outcome trains the choice of plan and leaves how each plan is carried out as the warm start taught it. "
         "Rollouts that never reach that token (another form of the turn, or a prompt whose plans never part) then "
-        "train nothing.",
+        "train nothing. The token is the same in every turn's context, so `plan` alone raised it after the search "
+        "too and the master never answered (session 34); `decisions` trains it in every turn (look again or answer).",
     )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
@@ -385,10 +386,10 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _forced_search_needs_its_warm_start(self) -> TrainConfig:
-        if self.grpo.trained_tokens == "plan" and self.grpo.forced_search_share == 0:
+        if self.grpo.trained_tokens != "all" and self.grpo.forced_search_share == 0:
             raise ValueError(
-                "grpo.trained_tokens=plan needs grpo.forced_search_share > 0: the plan token is where the forced "
-                "search and the scan part"
+                f"grpo.trained_tokens={self.grpo.trained_tokens} needs grpo.forced_search_share > 0: the plan token "
+                "is where the forced search and the scan part"
             )
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(

@@ -23,7 +23,10 @@ the search's first tokens (`train/forced_plan.py`): written into the stream as s
 probability they were drawn with), so the loss trains them with the rollout's advantage; `forced` reaches the rewards.
 With `grpo.trained_tokens=plan` the loss mask keeps only the plan token (the last of the forced tokens, or the token a
 free rollout wrote in its place), so the outcome trains the choice and not how the chosen plan is carried out; the
-completion handed to TRL is cut after that token, so the update's passes skip the rest of the episode.
+completion handed to TRL is cut after that token, so the update's passes skip the rest of the episode. That token
+is the same in every turn's context (`{"action": "` then look or answer), so raising it after the scan raised it
+after the search too and the master never answered (docs/gpu_grpo.md, session 34); `decisions` trains that token in
+every turn, each with its rollout's advantage, so a rollout that looks again instead of answering pays for it there.
 
 With a trained reader (`agent.reader`), the choice tasks' answers are the reader's (`ReaderAnswers`): the reward then
 scores the policy's looks by what the reader makes of them, which is how GRPO trains looking apart from reading.
@@ -74,6 +77,7 @@ class TokenPolicy:
         self.was_forced = False
         self.plan = plan or forced  # where the plans part: its last token is the plan token
         self.plan_index: int | None = None  # the plan token's place in completion_ids, once the rollout wrote it
+        self.decisions: list[int] = []  # the same place in every turn: each turn's choice to look or to answer
         self.sampler = sampler  # None: sample this episode alone
         self.tools = tools if protocol == "tools" else None  # the JSON protocol describes its actions in the prompt
         self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
@@ -126,9 +130,10 @@ class TokenPolicy:
             new, logprobs = forced + new, [0.0] * len(forced) + logprobs
             self.was_forced = True
         stopped = bool(new) and new[-1] == self.stop_id
-        if self.plan and self.plan[0] == self.sampled_turns and new[: len(self.plan[1]) - 1] == self.plan[1][:-1]:
-            if len(new) >= len(self.plan[1]):  # the turn reached the plan token in the teachers' form
-                self.plan_index = len(self.completion_ids) + len(self.plan[1]) - 1
+        if self.plan and len(new) >= len(self.plan[1]) and new[: len(self.plan[1]) - 1] == self.plan[1][:-1]:
+            self.decisions.append(len(self.completion_ids) + len(self.plan[1]) - 1)  # the turn's action, as taught
+            if self.plan[0] == self.sampled_turns:  # the turn after the scan: the plan token
+                self.plan_index = self.decisions[-1]
         self._append(new, sampled=True, logprobs=logprobs)
         if not stopped:  # cut off mid-turn: the template's end-of-turn closes it (not trained on)
             self._append([self.stop_id], sampled=False)
@@ -143,15 +148,17 @@ class TokenPolicy:
         sampling = sampling_kwargs(self.temperature, self.top_p, self.top_k)
         return sample_batch(self.model, self.tokenizer, [ids], max_new_tokens, sampling)[0]
 
-    def plan_row(self) -> tuple[list[int], list[int], list[float]]:
-        """The completion as the loss needs it when only the plan token is trained: cut after that token (the loss
-        at a token reads only what precedes it, so the update's passes skip the rest), then closed by the stop
-        token (not trained), with a mask that keeps the plan token alone; where it was never written, the stop
-        token alone, untrained."""
-        end = 0 if self.plan_index is None else self.plan_index + 1
-        mask = [0] * end + [0]
-        if self.plan_index is not None:
-            mask[self.plan_index] = 1
+    def choice_row(self, tokens: str) -> tuple[list[int], list[int], list[float]]:
+        """The completion as the loss needs it when only choices are trained (`tokens`: "plan", the plan token;
+        "decisions", every turn's action token): cut after the last of them (the loss at a token reads only what
+        precedes it, so the update's passes skip the rest), then closed by the stop token (not trained), with a mask
+        that keeps those tokens alone; where none was written, the stop token alone, untrained."""
+        kept = [self.plan_index] if tokens == "plan" and self.plan_index is not None else []
+        kept = self.decisions if tokens == "decisions" else kept
+        end = max(kept, default=-1) + 1
+        mask = [0] * (end + 1)
+        for i in kept:
+            mask[i] = 1
         return self.completion_ids[:end] + [self.stop_id], mask, self.logprobs[:end] + [0.0]
 
     def _append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
@@ -272,8 +279,8 @@ class RolloutFunc:
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
         self.starts, self.forced_share = starts or {}, forced_share
-        if trained_tokens not in ("all", "plan"):
-            raise ValueError(f"trained_tokens must be 'all' or 'plan', not {trained_tokens!r}")
+        if trained_tokens not in ("all", "plan", "decisions"):
+            raise ValueError(f"trained_tokens must be 'all', 'plan' or 'decisions', not {trained_tokens!r}")
         self.trained_tokens = trained_tokens
         self.protocol, self.tools, self.max_new_tokens = protocol, tools, max_new_tokens
         self.seconds = {"simulator": 0.0, "total": 0.0}
@@ -326,8 +333,11 @@ class RolloutFunc:
             results = list(pool.map(one, range(len(rows))))
         self.seconds["total"] += time.perf_counter() - started
         self.batch_sizes = batcher.batches
-        plan_only = self.trained_tokens == "plan"
-        trained = [p.plan_row() if plan_only else (p.completion_ids, p.env_mask, p.logprobs) for p in policies]
+        choices = self.trained_tokens != "all"
+        trained = [
+            p.choice_row(self.trained_tokens) if choices else (p.completion_ids, p.env_mask, p.logprobs)
+            for p in policies
+        ]
         return {
             "prompt_ids": [p.prompt_ids for p in policies],
             "completion_ids": [ids for ids, _, _ in trained],

@@ -97,7 +97,8 @@ def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json
     assert f"plan/{kind}/forced_reward" in logs[0] and f"plan/{kind}/free_reward" in logs[0]
 
 
-def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_start, tmp_path):
+@pytest.mark.parametrize("tokens", ["plan", "decisions"])
+def test_choice_training_keeps_the_choice_tokens_alone_in_the_loss(json_warm_start, tmp_path, tokens):
     folder, scripts, _ = json_warm_start
     tokenizer = load_tokenizer(str(folder))
     forced_ids = tokenizer('{"action": "observe"', add_special_tokens=False)["input_ids"]
@@ -110,7 +111,7 @@ def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_sta
         "learning_rate": 1e-2,
         "save_steps": 100,
         "forced_search_share": 0.5,
-        "trained_tokens": "plan",
+        "trained_tokens": tokens,
     }
     trainer, rows, _, cfg = trainer_over(
         json_warm_start,
@@ -127,15 +128,19 @@ def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_sta
 
     for i in range(4):
         completion, mask = out["completion_ids"][i], out["env_mask"][i]
-        assert len(mask) == len(completion) == len(out["logprobs"][i]) and sum(mask) == int(out["planned"][i])
+        assert len(mask) == len(completion) == len(out["logprobs"][i])
         assert completion[-1] == tokenizer.eos_token_id and mask[-1] == 0  # closed, so TRL sees no truncation
-        if out["planned"][i]:  # the one trained token closes the teachers' shared prefix of the second turn ...
-            at = mask.index(1)
+        kept = [at for at, m in enumerate(mask) if m]
+        for at in kept:  # each trained token closes a turn's opening in the teachers' form (`{"action": "`) ...
             assert completion[at - len(forced_ids) + 1 : at] == forced_ids[:-1]
-            assert at == len(completion) - 2  # ... and the completion is cut right after it
-            assert out["sampled_text"][i].count("\n") >= 1  # the episode itself ran on past it
+        if kept:
+            assert kept[-1] == len(completion) - 2  # ... and the completion is cut right after the last
+        if tokens == "plan":
+            assert len(kept) == int(out["planned"][i])
+        else:  # every turn that opened so: a forced rollout's first (its looks) and second (the forced one) at least
+            assert len(kept) >= 1 + int(out["forced"][i])
     assert out["planned"][:2] == [True, True]  # the forced rollouts' last forced token
-    at = out["env_mask"][0].index(1)
+    at = [i for i, m in enumerate(out["env_mask"][0]) if m][1 if tokens == "decisions" else 0]  # the second turn's
     assert out["completion_ids"][0][at] == forced_ids[-1] and out["logprobs"][0][at] == 0.0
 
     trainer.train()  # a real update on the plan tokens alone
@@ -143,9 +148,10 @@ def test_plan_only_training_keeps_the_plan_token_alone_in_the_loss(json_warm_sta
     assert len(logs) == 1 and math.isfinite(logs[0]["loss"]) and logs[0]["plan/reached"] >= 0.5
 
 
-def test_plan_only_training_needs_the_forced_search():
-    with pytest.raises(ValidationError, match="trained_tokens=plan needs"):
-        TrainConfig.model_validate({"sft": {"teacher": "search"}, "grpo": {"trained_tokens": "plan"}})
+def test_choice_training_needs_the_forced_search():
+    for tokens in ("plan", "decisions"):
+        with pytest.raises(ValidationError, match=f"trained_tokens={tokens} needs"):
+            TrainConfig.model_validate({"sft": {"teacher": "search"}, "grpo": {"trained_tokens": tokens}})
 
 
 def test_plan_rewards_are_read_per_kind():
