@@ -153,8 +153,10 @@ class TokenPolicy:
         "decisions", every turn's action token): cut after the last of them (the loss at a token reads only what
         precedes it, so the update's passes skip the rest), then closed by the stop token (not trained), with a mask
         that keeps those tokens alone; where none was written, the stop token alone, untrained."""
-        kept = [self.plan_index] if tokens == "plan" and self.plan_index is not None else []
-        kept = self.decisions if tokens == "decisions" else kept
+        if tokens == "decisions":
+            kept = self.decisions
+        else:
+            kept = [] if self.plan_index is None else [self.plan_index]
         end = max(kept, default=-1) + 1
         mask = [0] * (end + 1)
         for i in kept:
