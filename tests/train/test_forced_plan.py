@@ -48,12 +48,14 @@ def test_the_share_needs_a_search_warm_start():
         TrainConfig.model_validate({"grpo": {"forced_search_share": 0.5}})
 
 
-def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json_warm_start, tmp_path):
-    folder, scripts, limits = json_warm_start
+def forced_batch(json_warm_start, tmp_path, **grpo):
+    """The real trainer with half of each group forced to observe in its second turn (the memorized PI episodes'),
+    these `grpo` settings on top, and the first prompt's group as its batch rows: (trainer, inputs, rows, forced
+    ids, tokenizer)."""
+    folder, scripts, _ = json_warm_start
     tokenizer = load_tokenizer(str(folder))
     forced_ids = tokenizer('{"action": "observe"', add_special_tokens=False)["input_ids"]
-    starts = {s.id: (1, forced_ids) for s in scripts}  # the memorized PI episodes' second turn
-    grpo = {
+    settings = {
         "num_generations": 4,
         "prompts_per_step": 1,
         "max_steps": 1,
@@ -67,12 +69,17 @@ def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json
         json_warm_start,
         tmp_path,
         agent={"protocol": "json", "max_turn_tokens": 48},
-        grpo=grpo,
+        grpo=settings | grpo,
         sft={"teacher": "search"},
-        starts=starts,
+        starts={s.id: (1, forced_ids) for s in scripts},
     )
     inputs = [dict(row) for row in rows[:1] for _ in range(cfg.grpo.num_generations)]
     trainer.batch_rows = inputs
+    return trainer, inputs, rows, forced_ids, tokenizer
+
+
+def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json_warm_start, tmp_path):
+    trainer, inputs, rows, forced_ids, _ = forced_batch(json_warm_start, tmp_path)
     recorder = GenerateRecorder(trainer.model)
     torch.manual_seed(1)
     out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
@@ -99,30 +106,7 @@ def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json
 
 @pytest.mark.parametrize("tokens", ["plan", "decisions"])
 def test_choice_training_keeps_the_choice_tokens_alone_in_the_loss(json_warm_start, tmp_path, tokens):
-    folder, scripts, _ = json_warm_start
-    tokenizer = load_tokenizer(str(folder))
-    forced_ids = tokenizer('{"action": "observe"', add_special_tokens=False)["input_ids"]
-    grpo = {
-        "num_generations": 4,
-        "prompts_per_step": 1,
-        "max_steps": 1,
-        "max_completion_length": 512,
-        "temperature": 0.7,
-        "learning_rate": 1e-2,
-        "save_steps": 100,
-        "forced_search_share": 0.5,
-        "trained_tokens": tokens,
-    }
-    trainer, rows, _, cfg = trainer_over(
-        json_warm_start,
-        tmp_path,
-        agent={"protocol": "json", "max_turn_tokens": 48},
-        grpo=grpo,
-        sft={"teacher": "search"},
-        starts={s.id: (1, forced_ids) for s in scripts},
-    )
-    inputs = [dict(row) for row in rows[:1] for _ in range(cfg.grpo.num_generations)]
-    trainer.batch_rows = inputs
+    trainer, inputs, _, forced_ids, tokenizer = forced_batch(json_warm_start, tmp_path, trained_tokens=tokens)
     torch.manual_seed(1)
     out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
 
