@@ -120,7 +120,6 @@ def main() -> int:
     add_branch_arguments(parser)
     parser.add_argument("--n", type=int, default=20, help="episodes a kind (the first N of the scripts)")
     parser.add_argument("--reader", default="scan-v2", help="a shipped reader's name or a reader folder")
-    parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--max-turn-tokens", type=int, default=512, help="tokens a turn may write (train-sim's)")
     parser.add_argument("--out", type=Path, required=True, help="JSONL of results; a rerun resumes from it")
     args = parse_branch_arguments(parser)

@@ -6,7 +6,10 @@ sft.teacher_search_share=S`) should put about that share of its probability on t
 (`benchmarks/grpo_signal.py`) measures it at minutes a group. This reads it exactly and in seconds: on each episode the
 scan teacher's conversation and the search teacher's part at the policy turn after the scan; the policy's next-token
 distribution at the first token where they part gives the probability of starting each plan (at each temperature),
-and of a group of G rollouts holding both. Greedy decoding takes whichever is larger.
+and of a group of G rollouts holding both. Greedy decoding takes whichever is larger. The same token decides every
+later turn too, so it also reads whether the policy stops after the search: at the search teacher's answer turn, the
+probability of answering against looking again (session 34: a master trained to search after the scan searched again
+and again). `--max-turns` is the limit the system prompt states: give the one the run trained under.
 
     for t in NC PEA MSR MOC CCQA; do agentcvr gen-scripts --task $t -n 30 --seed 48 --out /tmp/s48-$t.jsonl; done
     cat /tmp/s48-*.jsonl > runs/seed48-search.jsonl
@@ -33,7 +36,7 @@ from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import scan_then_search
 from agentcvr.script import Script
 from simulator.script_sim import ScriptSimulator
-from train.forced_plan import parting_ids
+from train.forced_plan import parting_ids, stop_point
 
 
 def add_branch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +48,9 @@ def add_branch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", action="append", help="kinds (repeatable); default every kind in the scripts")
     parser.add_argument("--frames", type=int, default=128, help="frames a scan look asks for (the teacher's)")
     parser.add_argument("--observation-chars", type=int, default=Limits().max_observation_chars)
+    parser.add_argument(
+        "--max-turns", type=int, default=6, help="the turn limit the system prompt states (train with the same)"
+    )
 
 
 def parse_branch_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:
@@ -72,7 +78,7 @@ def main() -> int:
     if not scripts:
         parser.error(f"{args.scripts} holds no script of {args.task}")
     table = {s.id: s for s in scripts}
-    limits = Limits(max_turns=6, max_observation_chars=args.observation_chars)
+    limits = Limits(max_turns=args.max_turns, max_observation_chars=args.observation_chars)
     perception = ScriptSimulator(table, sampling="frames")
     protocol = checkpoint_protocol(args.warm_start)  # the action format the warm start writes
     tools = checkpoint_tools(args.warm_start, protocol)
@@ -82,30 +88,35 @@ def main() -> int:
     model = AutoModelForCausalLM.from_pretrained(args.warm_start, dtype=torch.float32).eval()
     temperatures = args.temperature or [1.0]
 
-    # kind -> per episode {temperature: (P(search), P(answer))}
+    def probabilities(ids: list[int], tokens: tuple[int, int]) -> dict[float, tuple[float, float]]:
+        """The next token's probability of each of `tokens` after `ids`, at each temperature."""
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits[0, -1]
+        return {t: (float(p[tokens[0]]), float(p[tokens[1]])) for t in temperatures for p in [(logits / t).softmax(-1)]}
+
+    # kind -> per episode {temperature: (P(search), P(answer))} after the scan, {temperature: (P(answer), P(look))}
+    # after the search's looks
     odds: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(list)
+    stops: dict[str, list[dict[float, tuple[float, float]]]] = defaultdict(list)
     for script in scripts:
-        parted = parting_ids(tokenizer, tools, scan.converse(script.episode)[1], search.converse(script.episode)[1])
+        searched = search.converse(script.episode)[1]
+        parted = parting_ids(tokenizer, tools, scan.converse(script.episode)[1], searched)
         if parted is None:
             continue  # the search made no call here
         shared, scan_token, search_token = parted
-        with torch.no_grad():
-            logits = model(torch.tensor([shared])).logits[0, -1]
-        odds[script.task].append(
-            {
-                t: (float(p[search_token]), float(p[scan_token]))
-                for t in temperatures
-                for p in [torch.softmax(logits / t, dim=-1)]
-            }
-        )
+        odds[script.task].append(probabilities(shared, (search_token, scan_token)))
+        if (stop := stop_point(tokenizer, tools, searched)) is not None:
+            stops[script.task].append(probabilities(stop[0], (stop[1], stop[2])))
 
     out = Table(title=f"Where the plans part: {args.warm_start}, {args.scripts} (groups of {args.group})")
-    for column in ("kind", "episodes", "T", "P(search) %", "P(answer) %", "greedy searches", "groups with both %"):
+    columns = ("kind", "episodes", "T", "P(search) %", "P(answer) %", "greedy searches", "groups with both %")
+    for column in (*columns, "P(stop after search) %", "greedy stops"):
         out.add_column(column, justify="left" if column == "kind" else "right")
     for kind, episodes in sorted(odds.items()):
         for t in temperatures:
             pairs = [episode[t] for episode in episodes]
             both = [1 - (1 - s) ** args.group - (1 - a) ** args.group + (1 - s - a) ** args.group for s, a in pairs]
+            after = [episode[t] for episode in stops[kind]]
             out.add_row(
                 kind,
                 str(len(pairs)),
@@ -114,6 +125,8 @@ def main() -> int:
                 f"{100 * sum(a for _, a in pairs) / len(pairs):.1f}",
                 f"{sum(s > a for s, a in pairs)}/{len(pairs)}",
                 f"{100 * sum(both) / len(both):.0f}",
+                f"{100 * sum(a for a, _ in after) / len(after):.1f}" if after else "-",
+                f"{sum(a > look for a, look in after)}/{len(after)}" if after else "-",
             )
     Console().print(out)
     return 0

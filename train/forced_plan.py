@@ -41,6 +41,18 @@ def parting_ids(
     return list(a[:shared]), a[shared], b[shared]
 
 
+def stop_point(tokenizer, tools: list[dict] | None, search: list[dict]) -> tuple[list[int], int, int] | None:
+    """Where the search's conversation answers after its looks: the ids before that turn's first own token, the
+    answer's token there and the token of looking once more (the search's last look made again); None without a look
+    to repeat. The decision after the search is the same token as after the scan, in a longer context (session 34:
+    training it up after the scan raised it here too, and the master never answered)."""
+    turns = [i for i, m in enumerate(search) if m["role"] == "assistant"]
+    if len(turns) < 2:
+        return None
+    again = search[: turns[-1]] + [search[turns[-2]]]
+    return parting_ids(tokenizer, tools, search, again)
+
+
 def search_start(tokenizer, tools: list[dict] | None, scan: list[dict], search: list[dict]) -> Start | None:
     """The assistant turn (counted from 0) where the scan's and the search's conversations part, and the search's
     tokens of that turn up to and with the first that differs; None where they never part (the search makes no

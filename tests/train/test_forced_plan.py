@@ -9,13 +9,15 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
+from agentcvr.policies.search import scan_then_search
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
 from tests.train.conftest import trainer_over
 from tests.train.test_rollout import GenerateRecorder, runs
 from train.config import TrainConfig
-from train.forced_plan import search_starts
+from train.forced_plan import search_starts, stop_point
 from train.rollout import forced_rows
 from train.tokenizer import load_tokenizer
 
@@ -34,6 +36,24 @@ def test_the_search_is_forced_on_the_turn_where_the_scan_answers(json_warm_start
     for turn, ids in starts.values():
         assert turn == 1  # the scan's looks are turn 0; the scan teacher answers in turn 1, the search observes
         assert tokenizer.decode(ids) == '{"action": "observe"'
+
+
+def test_the_stop_after_the_search_parts_answering_from_looking_again(json_warm_start):
+    folder, _, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    script = generate_one("MOC", 0, 5)
+    table = {script.id: script}
+    search = Agent(scan_then_search(table, "json", 1, 128), ScriptSimulator(table, sampling="frames"), LIMITS)
+    conversation = search.converse(script.episode)[1]
+
+    shared, answer, look = stop_point(tokenizer, None, conversation)
+
+    context = tokenizer.decode(shared)
+    assert context.count("Result of observe") == 2 + 8  # after the scan's two looks and the search's windows...
+    assert context.rstrip().endswith("assistant")  # ...at the answer turn (this tokenizer writes the action's start
+    assert "answer" in tokenizer.decode([answer])  # and name as one token; SmolLM2's parts them at the name)
+    assert "observe" in tokenizer.decode([look])
+    assert stop_point(tokenizer, None, conversation[:3]) is None  # one assistant turn: no look to make again
 
 
 def test_the_first_share_of_each_episodes_copies_are_forced():
