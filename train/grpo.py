@@ -8,7 +8,9 @@ included) for inspection by tests; and `_calculate_rewards`, to log the share of
 0.6 (std 6e-8) counts as one with signal. With guided exploration (`grpo.forced_search_share`) it also logs the mean
 reward of the forced rollouts and of the free ones (`plan/forced_reward`, `plan/free_reward`), over the batch and per
 kind (`plan/MOC/forced_reward`), and the share of rollouts that wrote the plan token (`plan/reached`: with
-`grpo.trained_tokens=plan` the only ones the loss trains).
+`grpo.trained_tokens=plan` the only ones the loss trains). Rows whose advantage is zero add nothing to the gradient
+when no KL term holds the policy (`grpo.beta=0`), so `_compute_loss` skips their forward and backward passes: on the
+2 cores a sampled batch whose rollouts all earned the same cost a whole update (~25 minutes) for a zero gradient.
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ class CVRGRPOTrainer(GRPOTrainer):
             self._metrics[mode]["timing/scoring_seconds"].append(time.perf_counter() - started - sampling)
         self.last_batch = output
         return output
+
+    def _compute_loss(self, model, inputs):
+        if self.beta == 0.0 and not self.aux_loss_enabled and not inputs["advantages"].any():
+            # every term of the loss is this micro-batch's advantage times something: a zero gradient, without the
+            # passes (the optimizer still steps, on zeros, as it would have)
+            return sum((p * 0).sum() for p in model.parameters() if p.requires_grad)
+        return super()._compute_loss(model, inputs)
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)

@@ -121,3 +121,36 @@ def test_checkpoint_runs_as_a_policy_in_the_agent_loop(warm_start):
     result = Agent(HFPolicy(folder, max_new_tokens=64), ScriptSimulator(table), limits).run(scripts[0].episode)
     assert result.tool_calls >= 1 and result.steps[0].kind == "tool"
     assert result.steps[0].observation
+
+
+def test_rows_without_advantage_skip_the_passes_and_give_the_same_zero_gradient(warm_start, tmp_path):
+    """With beta 0 a micro-batch whose advantages are all zero is skipped (no forward pass), and its gradient is the
+    zero that TRL's own loss gives it: nothing changes but the time."""
+    from trl import GRPOTrainer
+
+    from tests.train.conftest import trainer_over
+
+    grpo = {"num_generations": 2, "prompts_per_step": 1, "gradient_accumulation_steps": 1, "max_steps": 1}
+    grpo |= {"max_completion_length": 256, "temperature": 0.7, "beta": 0.0, "save_steps": 100}
+    trainer, *_ = trainer_over(warm_start, tmp_path, grpo=grpo, extra_rewards=[Jitter()])
+    trainer.train()
+    batch, model = trainer.last_batch, trainer.model
+    assert batch["advantages"].any()  # the jitter parted the group
+    forwards = []
+    hook = model.register_forward_hook(lambda *_: forwards.append(1))
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def gradients(loss) -> list[torch.Tensor]:
+        model.zero_grad()
+        loss.backward()
+        return [p.grad.clone() for p in trainable]
+
+    still = dict(batch, advantages=torch.zeros_like(batch["advantages"]))
+    skipped = trainer._compute_loss(model, still)
+    assert not forwards and skipped.item() == 0.0
+    assert all(not g.any() for g in gradients(skipped))  # zeros, not None: the optimizer steps as it would have
+    full = GRPOTrainer._compute_loss(trainer, model, still)  # TRL's loss on the same rows: the passes, the same zeros
+    assert forwards and full.item() == 0.0 and all(not g.any() for g in gradients(full))
+    forwards.clear()
+    assert trainer._compute_loss(model, batch).item() != 0.0 and forwards  # rows with an advantage are learned from
+    hook.remove()
