@@ -23,6 +23,8 @@ between them, on real footage as in the frame-faithful simulator (`simulator.scr
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -47,6 +49,16 @@ MORE_THOUGHT = "Look where the evidence is."
 def window_spans(duration: float, count: int) -> list[tuple[float, float]]:
     """`count` contiguous windows covering a video of `duration` seconds (edges from the duration only)."""
     edges = [round(duration * i / count, 1) for i in range(count + 1)]
+    return list(zip(edges, edges[1:], strict=False))
+
+
+def windows_every(duration: float, width: float, shortest: float = 1.0) -> list[tuple[float, float]]:
+    """Contiguous windows of `width` seconds from the start, the last ending at the video's end (a last piece
+    under `shortest` seconds joins the one before). A small model writes these edges by counting up and copying the
+    duration; `window_spans`' edges need a division, which smol-v14 never learned (session 36)."""
+    end = round(duration, 1)
+    starts = [round(width * i, 1) for i in range(math.ceil(end / width)) if width * i < end - shortest or i == 0]
+    edges = [*starts, end]
     return list(zip(edges, edges[1:], strict=False))
 
 

@@ -12,6 +12,7 @@ from agentcvr.policies.scan_teacher import ScanTeacher
 from agentcvr.policies.search import (
     MOMENT_PAD,
     THOUGHT_QUESTION_CHARS,
+    WINDOW_SECONDS,
     WINDOWS,
     option_step,
     scan_then_search,
@@ -71,6 +72,30 @@ def test_nc_and_ccqa_look_again_in_windows_that_cover_every_video(task):
         assert {a["focus"] for a in mine} == {script.episode.question}
 
 
+def test_moc_counts_again_in_windows_of_fixed_width_that_cover_every_video():
+    """Edges a small model can write: multiples of the width from 0, then the video's end (no division)."""
+    width = WINDOW_SECONDS["MOC"]
+    for index in range(5):
+        script = generate_one("MOC", index, 5)
+        calls = search_calls(script.episode, [])
+        for video in script.episode.videos:
+            mine = [arguments for _, arguments in calls if arguments["video"] == video.index]
+            assert mine[0]["start"] == 0 and mine[-1]["end"] == round(video.duration, 1)
+            assert all(a["end"] == b["start"] for a, b in zip(mine, mine[1:], strict=False))
+            assert [a["start"] for a in mine] == [width * i for i in range(len(mine))]
+            assert all(0 < a["end"] - a["start"] < width + 1 for a in mine)  # the last piece may take a second more
+            assert {a["focus"] for a in mine} == {script.episode.question}
+
+
+def test_fixed_width_windows_leave_no_sliver_at_the_end():
+    from agentcvr.policies.scan_teacher import windows_every
+
+    assert windows_every(78.0, 20) == [(0, 20), (20, 40), (40, 60), (60, 78.0)]
+    assert windows_every(80.0, 20) == [(0, 20), (20, 40), (40, 60), (60, 80.0)]
+    assert windows_every(60.5, 20) == [(0, 20), (20, 40), (40, 60.5)]  # not 60-60.5
+    assert windows_every(12.0, 20) == [(0, 12.0)]
+
+
 def test_msr_looks_at_the_asked_view_around_the_moment_the_other_view_showed():
     """ "When X in view B, where is obj_N in view A?": view A around the stamp of view B's line most like X, obj_N as
     the focus; "the final ... of obj_N in view A": view A from obj_N's last scan line to its end."""
@@ -105,7 +130,7 @@ def test_other_kinds_get_no_search(task):
 
 @pytest.mark.parametrize(
     ("task", "plan"),
-    [("MSR", "look at video {video} for {target} from"), ("MOC", "Count again in each video in 4 windows")],
+    [("MSR", "look at video {video} for {target} from"), ("MOC", "Count again in each video in 30-second windows")],
 )
 def test_the_search_turn_restates_the_question_and_names_its_kinds_plan(task, plan):
     """smol-v11 took MSR's plan for MOC and MOC's for MSR on half its searches: the thought now names the plan."""

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits
-from agentcvr.policies.search import scan_then_search
+from agentcvr.policies.search import scan_then_search, search_calls
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
 from tests.train.conftest import trainer_over
@@ -49,7 +49,8 @@ def test_the_stop_after_the_search_parts_answering_from_looking_again(json_warm_
     shared, answer, look = stop_point(tokenizer, None, conversation)
 
     context = tokenizer.decode(shared)
-    assert context.count("Result of observe") == 2 + 8  # after the scan's two looks and the search's windows...
+    windows = len(search_calls(script.episode, []))  # MOC's: every video in fixed-width windows
+    assert context.count("Result of observe") == 2 + windows  # after the scan's two looks and the search's windows...
     assert context.rstrip().endswith("assistant")  # ...at the answer turn (this tokenizer writes the action's start
     assert "answer" in tokenizer.decode([answer])  # and name as one token; SmolLM2's parts them at the name)
     assert "observe" in tokenizer.decode([look])
