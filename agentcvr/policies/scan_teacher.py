@@ -24,7 +24,6 @@ between them, on real footage as in the frame-faithful simulator (`simulator.scr
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
