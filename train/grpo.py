@@ -11,6 +11,10 @@ kind (`plan/MOC/forced_reward`), and the share of rollouts that wrote the plan t
 `grpo.trained_tokens=plan` the only ones the loss trains). Rows whose advantage is zero add nothing to the gradient
 when no KL term holds the policy (`grpo.beta=0`), so `_compute_loss` skips their forward and backward passes: on the
 2 cores a sampled batch whose rollouts all earned the same cost a whole update (~25 minutes) for a zero gradient.
+TRL pads every row of a generation batch to the batch's longest prompt and completion, and its passes run over that
+width in every micro-batch; `_compute_loss` cuts each micro-batch to the columns its own rows use
+(`without_padding`), which changes no loss or gradient (a causal pass never lets a real token see a later pad, and
+the masks drop the pads' terms) and spares the passes over a search's length for a scan's row.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
 from trl import GRPOConfig, GRPOTrainer
 
 from agentcvr.actions import tool_schemas
@@ -63,6 +68,8 @@ class CVRGRPOTrainer(GRPOTrainer):
             # every term of the loss is this micro-batch's advantage times something: a zero gradient, without the
             # passes (the optimizer still steps, on zeros, as it would have)
             return sum((p * 0).sum() for p in model.parameters() if p.requires_grad)
+        inputs, share = without_padding(inputs)
+        self._metrics["train" if model.training else "eval"]["timing/padding_cut"].append(share)
         return super()._compute_loss(model, inputs)
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -77,6 +84,37 @@ class CVRGRPOTrainer(GRPOTrainer):
             reached = [bool(row.get("planned")) for row in inputs]  # the rollouts that wrote the plan token
             self._metrics[mode]["plan/reached"].append(sum(reached) / len(reached))
         return rewards_per_func
+
+
+# the per-token columns of TRL's batch: cut with the completion (a per-sequence importance ratio has one column, kept)
+COMPLETION_COLUMNS = (
+    "completion_ids",
+    "completion_mask",
+    "tool_mask",
+    "old_per_token_logps",
+    "sampling_per_token_logps",
+    "ref_per_token_logps",
+    "importance_sampling_ratio",
+)
+
+
+def without_padding(inputs: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """The micro-batch without the columns none of its rows uses: the prompts' leading pads (TRL pads prompts on
+    the left) and the completions' trailing ones; and the share of the pass's columns cut. Positions are not passed
+    to the model, so its rotary positions shift with the left cut by the same amount for every token: attention,
+    which reads only their differences, is unchanged."""
+    prompt_used, completion_used = inputs["prompt_mask"].any(dim=0), inputs["completion_mask"].any(dim=0)
+    first = int(prompt_used.nonzero()[0]) if prompt_used.any() else prompt_used.numel()
+    end = int(completion_used.nonzero()[-1]) + 1 if completion_used.any() else 1  # TRL reads 0 columns as all
+    prompt_width, completion_width = prompt_used.numel(), completion_used.numel()
+    cut = dict(inputs)
+    cut["prompt_ids"], cut["prompt_mask"] = inputs["prompt_ids"][:, first:], inputs["prompt_mask"][:, first:]
+    for key in COMPLETION_COLUMNS:
+        value = inputs.get(key)
+        if isinstance(value, torch.Tensor) and value.dim() == 2 and value.size(1) == completion_width:
+            cut[key] = value[:, :end]
+    width = prompt_width + completion_width
+    return cut, (first + completion_width - end) / width if width else 0.0
 
 
 def plan_rewards(rewards: Sequence[float], rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

@@ -154,3 +154,53 @@ def test_rows_without_advantage_skip_the_passes_and_give_the_same_zero_gradient(
     forwards.clear()
     assert trainer._compute_loss(model, batch).item() != 0.0 and forwards  # rows with an advantage are learned from
     hook.remove()
+
+
+def test_the_passes_skip_the_columns_no_row_of_the_micro_batch_uses(warm_start, tmp_path):
+    """Cut to the columns its rows use, each row of a padded batch (more pads added on both sides, as a row beside a
+    longer prompt and a longer completion gets) gives TRL's own loss and gradient, over fewer columns."""
+    from trl import GRPOTrainer
+
+    from tests.train.conftest import trainer_over
+    from train.grpo import without_padding
+
+    grpo = {"num_generations": 2, "prompts_per_step": 1, "gradient_accumulation_steps": 1, "max_steps": 1}
+    grpo |= {"max_completion_length": 256, "temperature": 0.7, "beta": 0.0, "save_steps": 100}
+    trainer, *_ = trainer_over(warm_start, tmp_path, grpo=grpo, extra_rewards=[Jitter()])
+    trainer.train()
+    batch, model = trainer.last_batch, trainer.model
+    widths = []
+    hook = model.register_forward_hook(
+        lambda _m, args, kwargs, _o: widths.append(kwargs["input_ids"].size(1)), with_kwargs=True
+    )
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def loss_and_gradients(loss) -> tuple[float, list[torch.Tensor]]:
+        model.zero_grad()
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in trainable]
+
+    def padded(row: int, left: int, right: int) -> dict:
+        one = {k: v[row : row + 1] if isinstance(v, torch.Tensor) and v.dim() >= 1 else v for k, v in batch.items()}
+        pad = torch.zeros(1, left, dtype=one["prompt_ids"].dtype)
+        one["prompt_ids"] = torch.cat([pad, one["prompt_ids"]], dim=1)
+        one["prompt_mask"] = torch.cat([torch.zeros_like(pad), one["prompt_mask"]], dim=1)
+        for key in ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps"):
+            if key in one:
+                one[key] = torch.cat([one[key], torch.zeros(1, right, dtype=one[key].dtype)], dim=1)
+        return one
+
+    model.eval()  # no dropout: the two passes must see the same function
+    for row in range(batch["advantages"].numel()):
+        one = padded(row, left=5, right=7)
+        used = int(one["prompt_mask"].sum()) + int(one["completion_mask"][0].nonzero()[-1]) + 1
+        cut, share = without_padding(one)
+        assert cut["prompt_ids"].size(1) + cut["completion_ids"].size(1) == used
+        assert math.isclose(share, 1 - used / (one["prompt_ids"].size(1) + one["completion_ids"].size(1))) and share > 0
+        full_loss, full_grads = loss_and_gradients(GRPOTrainer._compute_loss(trainer, model, one))
+        cut_loss, cut_grads = loss_and_gradients(trainer._compute_loss(model, one))
+        assert widths[-2:] == [one["prompt_ids"].size(1) + one["completion_ids"].size(1), used]
+        assert math.isclose(full_loss, cut_loss, rel_tol=1e-4, abs_tol=1e-6)
+        assert all(torch.allclose(f, c, rtol=1e-3, atol=1e-6) for f, c in zip(full_grads, cut_grads, strict=True))
+        assert any(g.any() for g in cut_grads)  # a real gradient, not two zeros
+    hook.remove()
