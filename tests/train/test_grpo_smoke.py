@@ -123,17 +123,24 @@ def test_checkpoint_runs_as_a_policy_in_the_agent_loop(warm_start):
     assert result.steps[0].observation
 
 
-def test_rows_without_advantage_skip_the_passes_and_give_the_same_zero_gradient(warm_start, tmp_path):
-    """With beta 0 a micro-batch whose advantages are all zero is skipped (no forward pass), and its gradient is the
-    zero that TRL's own loss gives it: nothing changes but the time."""
-    from trl import GRPOTrainer
-
+def one_step_at_beta_zero(warm_start, tmp_path):
+    """One GRPO step of the tiny policy without a KL term, a group of 2 parted by a random reward: its last batch
+    holds rows with an advantage."""
     from tests.train.conftest import trainer_over
 
     grpo = {"num_generations": 2, "prompts_per_step": 1, "gradient_accumulation_steps": 1, "max_steps": 1}
     grpo |= {"max_completion_length": 256, "temperature": 0.7, "beta": 0.0, "save_steps": 100}
     trainer, *_ = trainer_over(warm_start, tmp_path, grpo=grpo, extra_rewards=[Jitter()])
     trainer.train()
+    return trainer
+
+
+def test_rows_without_advantage_skip_the_passes_and_give_the_same_zero_gradient(warm_start, tmp_path):
+    """With beta 0 a micro-batch whose advantages are all zero is skipped (no forward pass), and its gradient is the
+    zero that TRL's own loss gives it: nothing changes but the time."""
+    from trl import GRPOTrainer
+
+    trainer = one_step_at_beta_zero(warm_start, tmp_path)
     batch, model = trainer.last_batch, trainer.model
     assert batch["advantages"].any()  # the jitter parted the group
     forwards = []
@@ -161,13 +168,9 @@ def test_the_passes_skip_the_columns_no_row_of_the_micro_batch_uses(warm_start, 
     longer prompt and a longer completion gets) gives TRL's own loss and gradient, over fewer columns."""
     from trl import GRPOTrainer
 
-    from tests.train.conftest import trainer_over
     from train.grpo import without_padding
 
-    grpo = {"num_generations": 2, "prompts_per_step": 1, "gradient_accumulation_steps": 1, "max_steps": 1}
-    grpo |= {"max_completion_length": 256, "temperature": 0.7, "beta": 0.0, "save_steps": 100}
-    trainer, *_ = trainer_over(warm_start, tmp_path, grpo=grpo, extra_rewards=[Jitter()])
-    trainer.train()
+    trainer = one_step_at_beta_zero(warm_start, tmp_path)
     batch, model = trainer.last_batch, trainer.model
     widths = []
     hook = model.register_forward_hook(
