@@ -286,7 +286,8 @@ class GRPOSection(_Section):
 
 
 class RewardConfig(_Section):
-    """Correctness from the task registry, a format bonus and, optionally, the evidence process reward."""
+    """Correctness from the task registry, a format bonus and, optionally, the evidence process reward and a cost
+    per turn."""
 
     dense: bool = Field(default=False, description="Dense correctness (IoU for FSA, position accuracy for PSS).")
     format_bonus: float = Field(default=0.1, description="Paid when every tool call was valid and >= 1 was made.")
@@ -294,6 +295,12 @@ class RewardConfig(_Section):
         default=0.0,
         ge=0.0,
         description="Weight of the evidence reward (share of the script's evidence facts observed); 0 = logged only.",
+    )
+    turn_cost: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Taken from the reward for every turn after the first: of rollouts equally right, the one that "
+        "stopped looking sooner wins (0 = logged only).",
     )
 
 

@@ -34,7 +34,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception
 from train.config import TrainConfig
 from train.reader import load_reader
-from train.rewards import Correctness, EvidenceReward, FormatBonus
+from train.rewards import Correctness, EvidenceReward, FormatBonus, TurnCost
 from train.rollout import RolloutFunc, Start
 
 if TYPE_CHECKING:
@@ -184,8 +184,9 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
         gradient_checkpointing=g.gradient_checkpointing,
         deepspeed=g.deepspeed,
-        # correctness, format (its size lives in FormatBonus), evidence (logged even at weight 0)
-        reward_weights=[1.0, 1.0, cfg.reward.evidence] + [1.0] * extra_rewards,
+        # correctness, format and turn cost (their sizes live in FormatBonus and TurnCost), evidence (logged even at
+        # weight 0)
+        reward_weights=[1.0, 1.0, cfg.reward.evidence, 1.0] + [1.0] * extra_rewards,
         log_completions=False,
         shuffle_dataset=True,
         dataloader_num_workers=0,
@@ -235,7 +236,13 @@ def build_trainer(
     trainer = trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[first, FormatBonus(cfg.reward.format_bonus), EvidenceReward(evidence or {}), *extra_rewards],
+        reward_funcs=[
+            first,
+            FormatBonus(cfg.reward.format_bonus),
+            EvidenceReward(evidence or {}),
+            TurnCost(cfg.reward.turn_cost),
+            *extra_rewards,
+        ],
         args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
         train_dataset=dataset,
         rollout_func=rollouts,

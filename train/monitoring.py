@@ -15,7 +15,17 @@ from transformers import TrainerCallback
 
 # What the curves show: (panel title, [metric keys]); keys as TRL logs them plus ours (`episode/*`).
 PANELS = [
-    ("reward", ["reward", "rewards/correctness/mean", "rewards/format/mean", "plan/forced_reward", "plan/free_reward"]),
+    (
+        "reward",
+        [
+            "reward",
+            "rewards/correctness/mean",
+            "rewards/format/mean",
+            "rewards/turn_cost/mean",
+            "plan/forced_reward",
+            "plan/free_reward",
+        ],
+    ),
     ("turns per episode", ["episode/turns"]),
     ("tool calls per episode", ["episode/tool_calls", "episode/tool_errors"]),
     ("KL to warm start", ["kl"]),

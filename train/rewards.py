@@ -10,6 +10,8 @@ the same record of the episode as the held-out evaluation does.
 - `EvidenceReward`: the share of the script's evidence facts that the episode's observations contain, a dense
   process reward only a simulator can pay (it knows which facts the answer needs). Always computed and logged
   (`rewards/evidence/mean`); its weight, `reward.evidence`, is 0 unless switched on.
+- `TurnCost`: -cost for every turn after the first, so that among rollouts equally right the one that stopped
+  looking sooner wins: a second look is paid for only where it changes the answer.
 
 `Correctness` also logs the episode statistics (turns, tool calls, answered share) through TRL's `log_metric`.
 """
@@ -56,6 +58,18 @@ class FormatBonus:
 
     def __call__(self, completions: list, trace: list[EpisodeResult], **kwargs) -> list[float]:
         return [self.bonus if well_formed(result) else 0.0 for result in trace]
+
+
+class TurnCost:
+    """`-cost` per policy turn after the first (0 with `cost=0`): looking again must earn its turn."""
+
+    __name__ = "turn_cost"
+
+    def __init__(self, cost: float = 0.0):
+        self.cost = cost
+
+    def __call__(self, completions: list, trace: list[EpisodeResult], **kwargs) -> list[float]:
+        return [-self.cost * max(0, result.turns - 1) for result in trace]
 
 
 class EvidenceReward:

@@ -11,7 +11,7 @@ from agentcvr.interfaces import Limits
 from agentcvr.policies.scripted import ScriptedPolicy
 from agentcvr.script import Event, Script, VideoScript
 from simulator.script_sim import ScriptSimulator
-from train.rewards import Correctness, EvidenceReward, FormatBonus
+from train.rewards import Correctness, EvidenceReward, FormatBonus, TurnCost
 
 
 def call(name: str, arguments: dict) -> dict:
@@ -88,3 +88,18 @@ def test_evidence_reward_is_the_share_of_facts_observed(pet_script, outputs, sha
     reward = EvidenceReward({episode.id: [DOG, CAT]})
     assert reward([[]], trace=[result], episode=[episode]) == [share]  # paid whatever the answer's correctness
     assert EvidenceReward({})([[]], trace=[result], episode=[episode]) == [0.0]  # unknown episode: no evidence known
+
+
+@pytest.mark.parametrize(
+    ("outputs", "cost"),
+    [
+        ([call("answer", {"answer": "B"})], 0.0),  # answered in the first turn: nothing to pay
+        ([LOOK, call("answer", {"answer": "B"})], -0.1),  # one look, then the answer
+        ([LOOK, LOOK, call("answer", {"answer": "B"})], -0.2),  # looked again: a second turn paid, right or not
+        ([LOOK, LOOK, LOOK, LOOK], -0.3),  # never answered: every turn after the first
+    ],
+)
+def test_turn_cost_charges_every_turn_after_the_first(pet_script, outputs, cost):
+    result, episode = play(pet_script, outputs)
+    assert TurnCost(0.1)([[]], trace=[result], episode=[episode]) == [pytest.approx(cost)]
+    assert TurnCost()([[]], trace=[result], episode=[episode]) == [0.0]  # the default only logs
