@@ -248,6 +248,14 @@ class GRPOSection(_Section):
         "train nothing. The token is the same in every turn's context, so `plan` alone raised it after the search "
         "too and the master never answered (session 34); `decisions` trains it in every turn (look again or answer).",
     )
+    stop_anchor: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Weight of a supervised term beside the GRPO loss: the negative log-likelihood of the search "
+        "teacher's answer after its looks, on the batch's episodes (train/forced_plan.py `stop_anchors`), logged as "
+        "anchor/stop_p. Raising the search let this stop fall (sessions 37-38) and a cost per turn did not hold it. "
+        "Needs sft.teacher=search.",
+    )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
     max_steps: int = Field(
@@ -397,6 +405,12 @@ class TrainConfig(_Section):
             raise ValueError(
                 f"grpo.trained_tokens={self.grpo.trained_tokens} needs grpo.forced_search_share > 0: the plan token "
                 "is where the forced search and the scan part"
+            )
+        if self.grpo.stop_anchor > 0 and self.sft.teacher != "search":
+            raise ValueError(
+                "grpo.stop_anchor > 0 needs sft.teacher=search: the anchor is the search teacher's stop after its "
+                "looks "
+                f"(sft.teacher={self.sft.teacher})"
             )
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(

@@ -15,6 +15,10 @@ TRL pads every row of a generation batch to the batch's longest prompt and compl
 width in every micro-batch; `_compute_loss` cuts each micro-batch to the columns its own rows use
 (`without_padding`), which changes no loss or gradient (a causal pass never lets a real token see a later pad, and
 the masks drop the pads' terms) and spares the passes over a search's length for a scan's row.
+With `grpo.stop_anchor` > 0 each micro-batch's loss also holds that weight times the negative log-likelihood of the
+search teacher's answer after its looks (train/forced_plan.py `stop_anchors`), on one of the batch's episodes in turn,
+and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop after search)): the
+decision GRPO let fall while it raised the search (sessions 37-38).
 """
 
 from __future__ import annotations
@@ -40,12 +44,17 @@ from train.rollout import RolloutFunc, Start
 if TYPE_CHECKING:
     from datasets import Dataset
 
+    from train.forced_plan import Anchor
+
 
 class CVRGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that logs simulator time per generation batch and keeps the last batch."""
 
     last_batch: dict[str, Any] | None = None
     batch_rows: list[dict] = []
+    stop_anchors: Mapping[str, Anchor] = {}  # episode id -> the search teacher's stop after its looks
+    stop_anchor_weight: float = 0.0
+    anchors_used: int = 0
 
     def _generate_and_score_completions(self, inputs):
         self.batch_rows = inputs  # the rollout function reads the episode ids; TRL adds the traces to these rows
@@ -67,10 +76,27 @@ class CVRGRPOTrainer(GRPOTrainer):
         if self.beta == 0.0 and not self.aux_loss_enabled and not inputs["advantages"].any():
             # every term of the loss is this micro-batch's advantage times something: a zero gradient, without the
             # passes (the optimizer still steps, on zeros, as it would have)
-            return sum((p * 0).sum() for p in model.parameters() if p.requires_grad)
-        inputs, share = without_padding(inputs)
-        self._metrics["train" if model.training else "eval"]["timing/padding_cut"].append(share)
-        return super()._compute_loss(model, inputs)
+            loss = sum((p * 0).sum() for p in model.parameters() if p.requires_grad)
+        else:
+            inputs, share = without_padding(inputs)
+            self._metrics["train" if model.training else "eval"]["timing/padding_cut"].append(share)
+            loss = super()._compute_loss(model, inputs)
+        if self.stop_anchor_weight > 0 and self.stop_anchors:
+            loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model)
+        return loss
+
+    def _stop_anchor_loss(self, model) -> torch.Tensor:
+        """The negative log-likelihood of the search teacher's answer after its looks, on the batch's episodes in
+        turn (the whole table's when none of the batch's has one)."""
+        keys = [row["episode_id"] for row in self.batch_rows if row.get("episode_id") in self.stop_anchors]
+        keys = sorted(set(keys)) or sorted(self.stop_anchors)
+        context, answer = self.stop_anchors[keys[self.anchors_used % len(keys)]]
+        self.anchors_used += 1
+        device = self.accelerator.device
+        logits = model(input_ids=torch.tensor([context], device=device), use_cache=False).logits[0, -1].float()
+        nll = torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([answer], device=device))
+        self._metrics["train" if model.training else "eval"]["anchor/stop_p"].append(float(torch.exp(-nll.detach())))
+        return nll
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
@@ -206,11 +232,13 @@ def build_trainer(
     extra_rewards: Sequence = (),
     evidence: Mapping[str, Sequence[str]] | None = None,
     starts: Mapping[str, Start] | None = None,
+    anchors: Mapping[str, Anchor] | None = None,
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
     loaded from it when beta > 0) or a model object. `evidence` maps episode ids to the facts the evidence reward
     looks for (`reward.evidence` weighs it); `starts` maps episode ids to the search's start that
-    `grpo.forced_search_share` of their rollouts are given (train/forced_plan.py). `extra_rewards` (weight 1 each)
+    `grpo.forced_search_share` of their rollouts are given, `anchors` to the stop `grpo.stop_anchor` trains
+    (train/forced_plan.py). `extra_rewards` (weight 1 each)
     are for experiments and tests. The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
     from train.methods.select import trainer_class
 
@@ -250,4 +278,5 @@ def build_trainer(
     )
     if cfg.methods.replay.enabled:
         trainer.episodes = episodes  # the hint maker reads questions from here
+    trainer.stop_anchors, trainer.stop_anchor_weight = dict(anchors or {}), cfg.grpo.stop_anchor
     return trainer

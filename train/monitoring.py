@@ -31,7 +31,8 @@ PANELS = [
     ("KL to warm start", ["kl"]),
     ("entropy (nats/token)", ["entropy"]),
     ("throughput", ["throughput/completions_per_second"]),
-    ("groups whose rewards differ (GRPO's signal)", ["groups/with_spread"]),
+    ("groups whose rewards differ (GRPO's signal)", ["groups/with_spread", "plan/reached"]),
+    ("P(the teacher's stop after its looks) (grpo.stop_anchor)", ["anchor/stop_p"]),
     ("evidence reward", ["rewards/evidence/mean"]),
 ]
 
@@ -182,7 +183,7 @@ def plot_curves(metrics: list[dict], path: Path, title: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 4, figsize=(17, 7))
+    fig, axes = plt.subplots(3, 3, figsize=(15, 10))
     for ax, (name, keys) in zip(axes.flat, PANELS, strict=True):
         for key in keys:
             points = [(row["step"], row[key]) for row in metrics if key in row]

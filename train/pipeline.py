@@ -39,6 +39,7 @@ from train.config import RUN_CONFIG, TrainConfig
 from train.resume import check_resumable
 
 if TYPE_CHECKING:
+    from train.forced_plan import Anchor
     from train.rollout import Start
 
 
@@ -332,6 +333,7 @@ class Run:
             callbacks=callbacks,
             evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
             starts=self.search_starts(prompted, table, tokenizer),
+            anchors=self.stop_anchors(prompted, table, tokenizer),
         )
         return trainer, tokenizer
 
@@ -358,6 +360,28 @@ class Run:
             f"{len(scripts)} GRPO prompts start the search after the scan (the others' plans never part)"
         )
         return starts
+
+    def stop_anchors(self, scripts: Sequence[Script], table: Mapping[str, Script], tokenizer) -> dict[str, Anchor]:
+        """The search teacher's stop after its looks on each GRPO prompt (`grpo.stop_anchor`; none when it is 0)."""
+        if self.cfg.grpo.stop_anchor == 0:
+            return {}
+        from agentcvr.actions import tool_schemas
+        from train.forced_plan import stop_anchors
+
+        anchors = stop_anchors(
+            scripts,
+            make_training_perception(self.cfg, table),
+            self.limits,
+            tokenizer,
+            tool_schemas() if self.cfg.agent.protocol == "tools" else None,
+            self.cfg.agent.protocol,
+            self.cfg.sft.teacher_frames,
+        )
+        self.log(
+            f"stop anchor: weight {self.cfg.grpo.stop_anchor:g} on the search teacher's stop after its looks in "
+            f"{len(anchors)} of {len(scripts)} GRPO prompts"
+        )
+        return anchors
 
     def prompt_scripts(self, table: Mapping[str, Script]) -> list[Script]:
         """The GRPO scripts that become prompts (`data.grpo_prompts`)."""

@@ -17,7 +17,7 @@ from simulator.script_sim import ScriptSimulator
 from tests.train.conftest import trainer_over
 from tests.train.test_rollout import GenerateRecorder, runs
 from train.config import TrainConfig
-from train.forced_plan import search_starts, stop_point
+from train.forced_plan import search_starts, stop_anchors, stop_point
 from train.rollout import forced_rows
 from train.tokenizer import load_tokenizer
 
@@ -193,3 +193,40 @@ def test_a_run_finds_its_prompts_starts_and_logs_them(json_warm_start, tmp_path)
     assert "25% of the rollouts of 1 of 2 GRPO prompts" in (tmp_path / "train.log").read_text()
     off = TrainConfig.model_validate({"agent": {"protocol": "json"}})
     assert Run(off, tmp_path).search_starts(scripts, {s.id: s for s in scripts}, None) == {}
+
+
+def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_warm_start, tmp_path):
+    folder, _, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    scripts = [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
+    table = {s.id: s for s in scripts}
+    anchors = stop_anchors(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, tokenizer, None, "json", 128)
+    assert sorted(anchors) == ["BU-000000", "MOC-000000"]  # BU's search makes no call: its stop after the scan
+    context, answer = anchors["MOC-000000"]
+    assert (context, answer) == stop_point(tokenizer, None, scan_then_search_conversation(scripts[0]))[:2]
+
+    trainer, _, _, forced_ids, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=50.0, learning_rate=3e-3)
+    trainer.stop_anchors = {"MOC-000000": anchors["MOC-000000"]}  # the batch's episodes have none: the table's
+
+    def p_answer() -> float:
+        with torch.no_grad():
+            logits = trainer.model(input_ids=torch.tensor([context])).logits[0, -1]
+        return float(logits.softmax(-1)[answer])
+
+    before = p_answer()
+    trainer.train()  # a real update: the GRPO loss plus the anchor's weight times its negative log-likelihood
+    logs = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logs) == 1 and 0 < logs[0]["anchor/stop_p"] < 1  # logged as it was read before the step
+    assert abs(logs[0]["anchor/stop_p"] - before) < 1e-3
+    assert p_answer() > 10 * before  # 0.0002 -> 0.17 when written
+
+
+def scan_then_search_conversation(script):
+    table = {script.id: script}
+    agent = Agent(scan_then_search(table, "json", 1, 128), ScriptSimulator(table, sampling="frames"), LIMITS)
+    return agent.converse(script.episode)[1]
+
+
+def test_the_stop_anchor_needs_a_search_warm_start():
+    with pytest.raises(ValidationError, match="stop_anchor > 0 needs sft.teacher=search"):
+        TrainConfig.model_validate({"grpo": {"stop_anchor": 1.0}})
