@@ -15,7 +15,7 @@ TRL pads every row of a generation batch to the batch's longest prompt and compl
 width in every micro-batch; `_compute_loss` cuts each micro-batch to the columns its own rows use
 (`without_padding`), which changes no loss or gradient (a causal pass never lets a real token see a later pad, and
 the masks drop the pads' terms) and spares the passes over a search's length for a scan's row.
-With `grpo.stop_anchor` > 0 each micro-batch's loss also holds that weight times the negative log-likelihood of the
+With `grpo.stop_anchor` > 0 each step's loss also holds that weight times the mean negative log-likelihood of the
 search teacher's answer after its looks (train/forced_plan.py `stop_anchors`), on one of the batch's episodes in turn,
 and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop after search)): the
 decision GRPO let fall while it raised the search (sessions 37-38).
@@ -82,7 +82,11 @@ class CVRGRPOTrainer(GRPOTrainer):
             self._metrics["train" if model.training else "eval"]["timing/padding_cut"].append(share)
             loss = super()._compute_loss(model, inputs)
         if self.stop_anchor_weight > 0 and self.stop_anchors:
-            loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model)
+            # TRL scales each micro-batch's policy loss to its share of the step (`loss_is_scaled_for_ga`): the
+            # anchor too, so its weight is against the step's loss however many micro-batches the step is cut into
+            share = getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
+            share = share if model.training else 1
+            loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model) / share
         return loss
 
     def _stop_anchor_loss(self, model) -> torch.Tensor:
@@ -93,7 +97,8 @@ class CVRGRPOTrainer(GRPOTrainer):
         context, answer = self.stop_anchors[keys[self.anchors_used % len(keys)]]
         self.anchors_used += 1
         device = self.accelerator.device
-        logits = model(input_ids=torch.tensor([context], device=device), use_cache=False).logits[0, -1].float()
+        ids = torch.tensor([context], device=device)
+        logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[0, -1].float()  # the last alone
         nll = torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([answer], device=device))
         self._metrics["train" if model.training else "eval"]["anchor/stop_p"].append(float(torch.exp(-nll.detach())))
         return nll

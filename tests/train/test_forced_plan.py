@@ -205,7 +205,7 @@ def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_
     context, answer = anchors["MOC-000000"]
     assert (context, answer) == stop_point(tokenizer, None, scan_then_search_conversation(scripts[0]))[:2]
 
-    trainer, _, _, forced_ids, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=50.0, learning_rate=3e-3)
+    trainer, _, _, _, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=50.0, learning_rate=3e-3, beta=0.0)
     trainer.stop_anchors = {"MOC-000000": anchors["MOC-000000"]}  # the batch's episodes have none: the table's
 
     def p_answer() -> float:
@@ -214,6 +214,13 @@ def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_
         return float(logits.softmax(-1)[answer])
 
     before = p_answer()
+    model = trainer.model.train()
+    losses = {}
+    for micro_batches in (1, 4):  # a step cut into more micro-batches holds the same anchor: its share in each
+        trainer.current_gradient_accumulation_steps = micro_batches
+        losses[micro_batches] = float(trainer._compute_loss(model, {"advantages": torch.zeros(4)}))
+    assert losses[1] == pytest.approx(-50.0 * math.log(before), rel=1e-3)  # zero advantages: the anchor alone
+    assert losses[4] == pytest.approx(losses[1] / 4, rel=1e-4)
     trainer.train()  # a real update: the GRPO loss plus the anchor's weight times its negative log-likelihood
     logs = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logs) == 1 and 0 < logs[0]["anchor/stop_p"] < 1  # logged as it was read before the step
