@@ -251,10 +251,11 @@ class GRPOSection(_Section):
     stop_anchor: float = Field(
         default=0.0,
         ge=0.0,
-        description="Weight of a supervised term beside the GRPO loss: the negative log-likelihood of the search "
-        "teacher's answer after its looks, on the batch's episodes (train/forced_plan.py `stop_anchors`), logged as "
-        "anchor/stop_p. Raising the search let this stop fall (sessions 37-38) and a cost per turn did not hold it. "
-        "Needs sft.teacher=search.",
+        description="Weight, against the step's GRPO loss, of a supervised term: the negative log-likelihood of the "
+        "search teacher's answer after its looks, on the batch's episodes (train/forced_plan.py `stop_anchors`), "
+        "logged as anchor/stop_p. Raising the search let this stop fall (sessions 37-38); the same token decides the "
+        "plan after the scan, so the anchor lowers the search too (session 39: weight 8 took it 7.8 -> 2.4 %, weight 1 "
+        "halved the stop's fall). Needs sft.teacher=search.",
     )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
@@ -409,8 +410,7 @@ class TrainConfig(_Section):
         if self.grpo.stop_anchor > 0 and self.sft.teacher != "search":
             raise ValueError(
                 "grpo.stop_anchor > 0 needs sft.teacher=search: the anchor is the search teacher's stop after its "
-                "looks "
-                f"(sft.teacher={self.sft.teacher})"
+                f"looks (sft.teacher={self.sft.teacher})"
             )
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(

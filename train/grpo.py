@@ -243,8 +243,8 @@ def build_trainer(
     loaded from it when beta > 0) or a model object. `evidence` maps episode ids to the facts the evidence reward
     looks for (`reward.evidence` weighs it); `starts` maps episode ids to the search's start that
     `grpo.forced_search_share` of their rollouts are given, `anchors` to the stop `grpo.stop_anchor` trains
-    (train/forced_plan.py). `extra_rewards` (weight 1 each)
-    are for experiments and tests. The class adds the methods switched on in `cfg.methods` (train/methods/select.py)."""
+    (train/forced_plan.py). `extra_rewards` (weight 1 each) are for experiments and tests. The class adds the
+    methods switched on in `cfg.methods` (train/methods/select.py)."""
     from train.methods.select import trainer_class
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
