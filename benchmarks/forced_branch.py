@@ -46,7 +46,7 @@ from agentcvr.reader import Reader, reader_folder
 from agentcvr.script import Script
 from agentcvr.trace import Step
 from simulator.script_sim import ScriptSimulator
-from train.forced_plan import search_starts
+from train.forced_plan import TeacherConversations, search_starts
 
 MODEL_ARMS = ("greedy", "search")  # the warm start writes every turn (forced to the search's start in `search`)
 ARMS = (*MODEL_ARMS, "teacher")  # teacher: the search teacher's own looks, the same reader answering
@@ -133,7 +133,8 @@ def main() -> int:
     limits = Limits(max_turns=args.max_turns, max_observation_chars=args.observation_chars)
     perception = ScriptSimulator(table, sampling="frames")
     hf = HFPolicy(args.warm_start, max_new_tokens=args.max_turn_tokens)
-    starts = search_starts(scripts, perception, limits, hf.tokenizer, hf.tools, hf.protocol, args.frames)
+    conversations = TeacherConversations(scripts, perception, limits, hf.protocol, args.frames)
+    starts = search_starts(conversations, hf.tokenizer, hf.tools)
     search = Agent(scan_then_search(table, hf.protocol, 1, args.frames), perception, limits)
     taught = {  # the search teacher's calls from the parting turn on
         key: [st for st in search.run(table[key].episode).steps if st.kind == "tool" and st.turn >= turn]

@@ -20,6 +20,7 @@ forced the same way.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 
 from agentcvr.agent import Agent
 from agentcvr.interfaces import Limits, Perception
@@ -77,44 +78,46 @@ def search_start(tokenizer, tools: list[dict] | None, scan: list[dict], search: 
     return turn, shared[len(prompt) :] + [search_token]
 
 
-def search_starts(
-    scripts: Sequence[Script],
-    perception: Perception,
-    limits: Limits,
-    tokenizer,
-    tools: list[dict] | None,
-    protocol: str,
-    frames: int,
-) -> dict[str, Start]:
-    """`search_start` of each script's episode whose two plans part, by episode id (the teachers' own looks at
-    `frames` frames a scan look)."""
-    table: Mapping[str, Script] = {s.id: s for s in scripts}
-    scan = Agent(ScanTeacher(table, protocol=protocol, frames=frames), perception, limits)
-    search = Agent(scan_then_search(table, protocol, 1, frames), perception, limits)
+class TeacherConversations:
+    """Each script's episode as the scan teacher and as the search teacher converse it (the teachers' own looks at
+    `frames` frames a scan look), each conversed once, when first read: `search_starts` and `stop_anchors` read the
+    same conversations."""
+
+    def __init__(
+        self, scripts: Sequence[Script], perception: Perception, limits: Limits, protocol: str, frames: int
+    ) -> None:
+        table: Mapping[str, Script] = {s.id: s for s in scripts}
+        self.episodes = [s.episode for s in scripts]
+        self._scan = Agent(ScanTeacher(table, protocol=protocol, frames=frames), perception, limits)
+        self._search = Agent(scan_then_search(table, protocol, 1, frames), perception, limits)
+
+    @cached_property
+    def scan(self) -> dict[str, list[dict]]:
+        """The scan teacher's conversation by episode id."""
+        return {episode.id: self._scan.converse(episode)[1] for episode in self.episodes}
+
+    @cached_property
+    def search(self) -> dict[str, list[dict]]:
+        """The search teacher's conversation by episode id."""
+        return {episode.id: self._search.converse(episode)[1] for episode in self.episodes}
+
+
+def search_starts(conversations: TeacherConversations, tokenizer, tools: list[dict] | None) -> dict[str, Start]:
+    """`search_start` of each episode whose two plans part, by episode id."""
     starts = {}
-    for script in scripts:
-        start = search_start(tokenizer, tools, scan.converse(script.episode)[1], search.converse(script.episode)[1])
+    for key, search in conversations.search.items():
+        start = search_start(tokenizer, tools, conversations.scan[key], search)
         if start is not None:
-            starts[script.episode.id] = start
+            starts[key] = start
     return starts
 
 
-def stop_anchors(
-    scripts: Sequence[Script],
-    perception: Perception,
-    limits: Limits,
-    tokenizer,
-    tools: list[dict] | None,
-    protocol: str,
-    frames: int,
-) -> dict[str, Anchor]:
+def stop_anchors(conversations: TeacherConversations, tokenizer, tools: list[dict] | None) -> dict[str, Anchor]:
     """The search teacher's stop after its looks (`stop_point`: the context and its answer token), by episode id, for
-    each script (where the search makes no call of its own, its stop after the scan)."""
-    table: Mapping[str, Script] = {s.id: s for s in scripts}
-    search = Agent(scan_then_search(table, protocol, 1, frames), perception, limits)
+    each episode (where the search makes no call of its own, its stop after the scan)."""
     anchors = {}
-    for script in scripts:
-        stop = stop_point(tokenizer, tools, search.converse(script.episode)[1])
+    for key, search in conversations.search.items():
+        stop = stop_point(tokenizer, tools, search)
         if stop is not None:
-            anchors[script.episode.id] = (stop[0], stop[1])
+            anchors[key] = (stop[0], stop[1])
     return anchors

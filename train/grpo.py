@@ -167,7 +167,11 @@ def groups_with_spread(rewards: Sequence[float], group_size: int, tolerance: flo
     return sum(max(group) - min(group) > tolerance for group in groups) / len(groups)
 
 
-def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewards: int = 0) -> GRPOConfig:
+def grpo_args(
+    cfg: TrainConfig, output_dir: Path, logging_dir: Path, reward_weights: Sequence[float] | None = None
+) -> GRPOConfig:
+    """TRL's settings from the config; `reward_weights` pair with the trainer's reward functions (`weighted_rewards`),
+    None weighing each 1."""
     g = cfg.grpo
     # transformers 5 reads the TensorBoard folder from the environment (TrainingArguments lost `logging_dir`).
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(logging_dir)
@@ -215,13 +219,32 @@ def grpo_args(cfg: TrainConfig, output_dir: Path, logging_dir: Path, extra_rewar
         vllm_gpu_memory_utilization=g.vllm_gpu_memory_utilization,
         gradient_checkpointing=g.gradient_checkpointing,
         deepspeed=g.deepspeed,
-        # correctness, format and turn cost (their sizes live in FormatBonus and TurnCost), evidence (logged even at
-        # weight 0)
-        reward_weights=[1.0, 1.0, cfg.reward.evidence, 1.0] + [1.0] * extra_rewards,
+        reward_weights=list(reward_weights) if reward_weights is not None else None,
         log_completions=False,
         shuffle_dataset=True,
         dataloader_num_workers=0,
     )
+
+
+def weighted_rewards(
+    cfg: TrainConfig, evidence: Mapping[str, Sequence[str]], extra_rewards: Sequence = ()
+) -> list[tuple[Any, float]]:
+    """Each reward function with its weight in the total the advantages come from: correctness (OmniJigsaw's Eq. 6
+    in its place when on), the format bonus and the turn cost at 1 (their sizes live in FormatBonus and TurnCost),
+    the evidence at `reward.evidence` (logged even at 0), and the extras at 1."""
+    if cfg.methods.jigsaw.enabled:
+        from train.methods.jigsaw import JigsawReward
+
+        first = JigsawReward()
+    else:
+        first = Correctness(dense=cfg.reward.dense)
+    return [
+        (first, 1.0),
+        (FormatBonus(cfg.reward.format_bonus), 1.0),
+        (EvidenceReward(evidence), cfg.reward.evidence),
+        (TurnCost(cfg.reward.turn_cost), 1.0),
+        *((extra, 1.0) for extra in extra_rewards),
+    ]
 
 
 def build_trainer(
@@ -260,23 +283,12 @@ def build_trainer(
         forced_share=cfg.grpo.forced_search_share,
         trained_tokens=cfg.grpo.trained_tokens,
     )
-    if cfg.methods.jigsaw.enabled:  # OmniJigsaw's Eq. 6 takes correctness's place (the first reward)
-        from train.methods.jigsaw import JigsawReward
-
-        first = JigsawReward()
-    else:
-        first = Correctness(dense=cfg.reward.dense)
+    rewards = weighted_rewards(cfg, evidence or {}, extra_rewards)
     trainer = trainer_class(cfg.methods)(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=[
-            first,
-            FormatBonus(cfg.reward.format_bonus),
-            EvidenceReward(evidence or {}),
-            TurnCost(cfg.reward.turn_cost),
-            *extra_rewards,
-        ],
-        args=grpo_args(cfg, output_dir, logging_dir, len(extra_rewards)),
+        reward_funcs=[func for func, _ in rewards],
+        args=grpo_args(cfg, output_dir, logging_dir, [weight for _, weight in rewards]),
         train_dataset=dataset,
         rollout_func=rollouts,
         callbacks=list(callbacks),

@@ -13,7 +13,9 @@ Layout of a run folder:
     base/                  a gguf:NAME pretrained model dequantized (model.name_or_path), where one is named
     grpo/checkpoint-N/     Trainer checkpoints (model, optimizer, RNG, trainer_state.json)
     metrics.jsonl  tb/     per-step GRPO metrics (JSONL and TensorBoard)
-    final/                 the trained policy: `agentcvr run --policy hf:RUN/final`
+    final/                 the trained policy: `agentcvr run --policy hf:RUN/final`; DONE holds its step
+    final-N/               an earlier final/ (step N) and its eval_final*.json, set aside when a resume goes on
+                           because grpo.max_steps grew past N or the wall clock stopped it short
     grpo_curves.png  report.json  report.md
 """
 
@@ -39,7 +41,7 @@ from train.config import RUN_CONFIG, TrainConfig
 from train.resume import check_resumable
 
 if TYPE_CHECKING:
-    from train.forced_plan import Anchor
+    from train.forced_plan import Anchor, TeacherConversations
     from train.rollout import Start
 
 
@@ -275,8 +277,15 @@ class Run:
 
         final = self.out / "final"
         if (final / "DONE").exists():
-            self.log(f"GRPO: reusing {final}")
-            return str(final)
+            done = int((final / "DONE").read_text())
+            if not 0 < done < self.cfg.grpo.max_steps:
+                self.log(f"GRPO: reusing {final} (step {done})")
+                return str(final)
+            kept = self.set_aside_final(done)
+            self.log(
+                f"GRPO: final/ stopped at step {done} of {self.cfg.grpo.max_steps}: kept as {kept.name}/; going on "
+                "from the last checkpoint"
+            )
         grpo_dir, metrics = self.out / "grpo", self.out / "metrics.jsonl"
         grpo_dir.mkdir(exist_ok=True)
         checkpoint = last_complete_checkpoint(grpo_dir)
@@ -306,6 +315,18 @@ class Run:
             (final / "DONE").write_text(str(trainer.state.global_step))
         return str(final)
 
+    def set_aside_final(self, step: int) -> Path:
+        """Moves a finished GRPO's `final/` and its held-out reports to `final-STEP/` (nothing is overwritten), so a
+        resume with a larger `grpo.max_steps` goes on from the last checkpoint and evaluates its own result."""
+        kept = self.out / f"final-{step}"
+        copy = 1
+        while kept.exists():
+            kept, copy = self.out / f"final-{step}.{copy}", copy + 1
+        (self.out / "final").rename(kept)
+        for report in self.out.glob("eval_final*.json"):
+            report.rename(kept / report.name)
+        return kept
+
     def grpo_trainer(self, warm_start: str, output_dir: Path, callbacks: Sequence = ()):
         """The GRPO trainer over this run's GRPO scripts (prompts longer than `grpo.max_prompt_length` dropped), its
         policy the warm start's, and the tokenizer; also what `benchmarks/grpo_signal.py` samples rollouts from."""
@@ -321,6 +342,7 @@ class Run:
         prompted = self.prompt_scripts(table)
         rows = prompt_rows(prompted, self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
+        conversations = self.teacher_conversations(prompted, table)
         trainer = build_trainer(
             self.cfg,
             self.grpo_policy(warm_start),
@@ -332,12 +354,22 @@ class Run:
             self.out / "tb",
             callbacks=callbacks,
             evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
-            starts=self.search_starts(prompted, table, tokenizer),
-            anchors=self.stop_anchors(prompted, table, tokenizer),
+            starts=self.search_starts(conversations, tokenizer),
+            anchors=self.stop_anchors(conversations, tokenizer),
         )
         return trainer, tokenizer
 
-    def search_starts(self, scripts: Sequence[Script], table: Mapping[str, Script], tokenizer) -> dict[str, Start]:
+    def teacher_conversations(self, scripts: Sequence[Script], table: Mapping[str, Script]) -> TeacherConversations:
+        """The scan and search teachers' conversations on the GRPO prompts, conversed once for both the forced
+        starts and the stop anchors."""
+        from train.forced_plan import TeacherConversations
+
+        perception = make_training_perception(self.cfg, table)
+        return TeacherConversations(
+            scripts, perception, self.limits, self.cfg.agent.protocol, self.cfg.sft.teacher_frames
+        )
+
+    def search_starts(self, conversations: TeacherConversations, tokenizer) -> dict[str, Start]:
         """Where each GRPO prompt's plans part and the search's first tokens there (`grpo.forced_search_share`;
         none when it is 0)."""
         if self.cfg.grpo.forced_search_share == 0:
@@ -346,40 +378,24 @@ class Run:
         from train.forced_plan import search_starts
 
         tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
-        starts = search_starts(
-            scripts,
-            make_training_perception(self.cfg, table),
-            self.limits,
-            tokenizer,
-            tools,
-            self.cfg.agent.protocol,
-            self.cfg.sft.teacher_frames,
-        )
+        starts = search_starts(conversations, tokenizer, tools)
         self.log(
             f"guided exploration: {self.cfg.grpo.forced_search_share:.0%} of the rollouts of {len(starts)} of "
-            f"{len(scripts)} GRPO prompts start the search after the scan (the others' plans never part)"
+            f"{len(conversations.episodes)} GRPO prompts start the search after the scan (the others' plans never part)"
         )
         return starts
 
-    def stop_anchors(self, scripts: Sequence[Script], table: Mapping[str, Script], tokenizer) -> dict[str, Anchor]:
+    def stop_anchors(self, conversations: TeacherConversations, tokenizer) -> dict[str, Anchor]:
         """The search teacher's stop after its looks on each GRPO prompt (`grpo.stop_anchor`; none when it is 0)."""
         if self.cfg.grpo.stop_anchor == 0:
             return {}
         from agentcvr.actions import tool_schemas
         from train.forced_plan import stop_anchors
 
-        anchors = stop_anchors(
-            scripts,
-            make_training_perception(self.cfg, table),
-            self.limits,
-            tokenizer,
-            tool_schemas() if self.cfg.agent.protocol == "tools" else None,
-            self.cfg.agent.protocol,
-            self.cfg.sft.teacher_frames,
-        )
+        anchors = stop_anchors(conversations, tokenizer, tool_schemas() if self.cfg.agent.protocol == "tools" else None)
         self.log(
             f"stop anchor: weight {self.cfg.grpo.stop_anchor:g} on the search teacher's stop after its looks in "
-            f"{len(anchors)} of {len(scripts)} GRPO prompts"
+            f"{len(anchors)} of {len(conversations.episodes)} GRPO prompts"
         )
         return anchors
 

@@ -17,7 +17,7 @@ from simulator.script_sim import ScriptSimulator
 from tests.train.conftest import trainer_over
 from tests.train.test_rollout import GenerateRecorder, runs
 from train.config import TrainConfig
-from train.forced_plan import search_starts, stop_anchors, stop_point
+from train.forced_plan import TeacherConversations, search_starts, stop_anchors, stop_point
 from train.rollout import forced_rows
 from train.tokenizer import load_tokenizer
 
@@ -30,7 +30,7 @@ def test_the_search_is_forced_on_the_turn_where_the_scan_answers(json_warm_start
     scripts = [generate_one("MSR", i, 5) for i in range(2)] + [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
     simulator = ScriptSimulator({s.id: s for s in scripts}, sampling="frames")
 
-    starts = search_starts(scripts, simulator, LIMITS, tokenizer, None, "json", 128)
+    starts = search_starts(TeacherConversations(scripts, simulator, LIMITS, "json", 128), tokenizer, None)
 
     assert sorted(starts) == ["MOC-000000", "MSR-000000", "MSR-000001"]  # BU's search makes no call: no parting
     for turn, ids in starts.values():
@@ -180,19 +180,30 @@ def test_plan_rewards_are_read_per_kind():
     }
 
 
-def test_a_run_finds_its_prompts_starts_and_logs_them(json_warm_start, tmp_path):
+def test_a_run_finds_its_prompts_starts_and_anchors_from_one_conversation_each_and_logs_them(json_warm_start, tmp_path):
     from train.pipeline import Run
 
     folder, _, _ = json_warm_start
     cfg = TrainConfig.model_validate(
-        {"agent": {"protocol": "json"}, "sft": {"teacher": "search"}, "grpo": {"forced_search_share": 0.25}}
+        {
+            "agent": {"protocol": "json"},
+            "sft": {"teacher": "search"},
+            "grpo": {"forced_search_share": 0.25, "stop_anchor": 1.0},
+        }
     )
     scripts = [generate_one("MSR", 0, 5), generate_one("BU", 0, 5)]
-    starts = Run(cfg, tmp_path).search_starts(scripts, {s.id: s for s in scripts}, load_tokenizer(str(folder)))
-    assert sorted(starts) == ["MSR-000000"]
-    assert "25% of the rollouts of 1 of 2 GRPO prompts" in (tmp_path / "train.log").read_text()
+    run = Run(cfg, tmp_path)
+    conversations = run.teacher_conversations(scripts, {s.id: s for s in scripts})
+    starts = run.search_starts(conversations, load_tokenizer(str(folder)))
+    searched = conversations.search
+    anchors = run.stop_anchors(conversations, load_tokenizer(str(folder)))
+    assert conversations.search is searched  # the anchors read the conversations the starts were found in
+    assert sorted(starts) == ["MSR-000000"] and sorted(anchors) == ["BU-000000", "MSR-000000"]
+    log = (tmp_path / "train.log").read_text()
+    assert "25% of the rollouts of 1 of 2 GRPO prompts" in log
+    assert "stop anchor: weight 1 on the search teacher's stop after its looks in 2 of 2 GRPO prompts" in log
     off = TrainConfig.model_validate({"agent": {"protocol": "json"}})
-    assert Run(off, tmp_path).search_starts(scripts, {s.id: s for s in scripts}, None) == {}
+    assert Run(off, tmp_path).search_starts(conversations, None) == {}
 
 
 def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_warm_start, tmp_path):
@@ -200,7 +211,9 @@ def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_
     tokenizer = load_tokenizer(str(folder))
     scripts = [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
     table = {s.id: s for s in scripts}
-    anchors = stop_anchors(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, tokenizer, None, "json", 128)
+    conversations = TeacherConversations(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, "json", 128)
+    anchors = stop_anchors(conversations, tokenizer, None)
+    assert "scan" not in vars(conversations)  # the anchors read the search teacher's alone: the scan never conversed
     assert sorted(anchors) == ["BU-000000", "MOC-000000"]  # BU's search makes no call: its stop after the scan
     context, answer = anchors["MOC-000000"]
     assert (context, answer) == stop_point(tokenizer, None, scan_then_search_conversation(scripts[0]))[:2]

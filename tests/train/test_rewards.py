@@ -103,3 +103,27 @@ def test_turn_cost_charges_every_turn_after_the_first(pet_script, outputs, cost)
     result, episode = play(pet_script, outputs)
     assert TurnCost(0.1)([[]], trace=[result], episode=[episode]) == [pytest.approx(cost)]
     assert TurnCost()([[]], trace=[result], episode=[episode]) == [0.0]  # the default only logs
+
+
+def test_each_reward_function_reaches_the_trainer_beside_its_own_weight(warm_start, tmp_path):
+    from tests.train.conftest import Jitter, trainer_over
+    from train.config import TrainConfig
+    from train.grpo import weighted_rewards
+    from train.methods.jigsaw import JigsawReward
+
+    cfg = TrainConfig.model_validate({"reward": {"evidence": 0.3, "turn_cost": 0.1}})
+    rewards = weighted_rewards(cfg, {}, [Jitter()])
+    assert [(type(func).__name__, weight) for func, weight in rewards] == [
+        ("Correctness", 1.0),
+        ("FormatBonus", 1.0),
+        ("EvidenceReward", 0.3),  # the only one weighed by its setting: the others carry their size inside
+        ("TurnCost", 1.0),
+        ("Jitter", 1.0),
+    ]
+    jigsaw = TrainConfig.model_validate({"methods": {"jigsaw": {"enabled": True}}})
+    assert isinstance(weighted_rewards(jigsaw, {})[0][0], JigsawReward)  # Eq. 6 in correctness's place
+
+    trainer, *_ = trainer_over(warm_start, tmp_path, extra_rewards=[Jitter()])
+    names = [type(func).__name__ for func in trainer.reward_funcs]
+    assert names == ["Correctness", "FormatBonus", "EvidenceReward", "TurnCost", "Jitter"]
+    assert trainer.reward_weights.tolist() == [1.0, 1.0, 0.0, 1.0, 1.0]  # reward.evidence's default, 0
