@@ -255,7 +255,8 @@ class GRPOSection(_Section):
         "search teacher's answer after its looks, on the batch's episodes (train/forced_plan.py `stop_anchors`), "
         "logged as anchor/stop_p. Raising the search let this stop fall (sessions 37-38); the same token decides the "
         "plan after the scan, so the anchor lowers the search too (session 39: weight 8 took it 7.8 -> 2.4 %, weight 1 "
-        "halved the stop's fall). Needs sft.teacher=search.",
+        "halved the stop's fall; session 40: four updates at 1 made the teacher's plan on fresh MOC episodes). Needs "
+        "sft.teacher=search.",
     )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
