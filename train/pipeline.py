@@ -281,11 +281,12 @@ class Run:
             if not 0 < done < self.cfg.grpo.max_steps:
                 self.log(f"GRPO: reusing {final} (step {done})")
                 return str(final)
-            kept = self.set_aside_final(done)
-            self.log(
-                f"GRPO: final/ stopped at step {done} of {self.cfg.grpo.max_steps}: kept as {kept.name}/; going on "
-                "from the last checkpoint"
-            )
+            if int(os.environ.get("RANK", "0")) == 0:  # one process moves it; every process goes on
+                kept = self.set_aside_final(done)
+                self.log(
+                    f"GRPO: final/ stopped at step {done} of {self.cfg.grpo.max_steps}: kept as {kept.name}/; going "
+                    "on from the last checkpoint"
+                )
         grpo_dir, metrics = self.out / "grpo", self.out / "metrics.jsonl"
         grpo_dir.mkdir(exist_ok=True)
         checkpoint = last_complete_checkpoint(grpo_dir)
