@@ -277,7 +277,13 @@ class Run:
 
         final = self.out / "final"
         if (final / "DONE").exists():
-            done = int((final / "DONE").read_text())
+            recorded = (final / "DONE").read_text().strip()
+            if not recorded.isdigit():
+                raise ValueError(
+                    f"{final / 'DONE'} holds {recorded!r}, not the step GRPO stopped at: move {final} aside to train "
+                    "again from the last checkpoint"
+                )
+            done = int(recorded)
             if not 0 < done < self.cfg.grpo.max_steps:
                 self.log(f"GRPO: reusing {final} (step {done})")
                 return str(final)

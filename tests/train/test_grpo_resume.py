@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from train.config import TrainConfig
 from train.pipeline import Run
 
@@ -55,3 +57,12 @@ def test_a_raised_step_budget_goes_on_from_the_last_checkpoint_and_keeps_the_ear
     assert grpo_run(warm_start, out, 2).grpo(folder) == str(out / "final")  # the budget reached: reused as is
     assert (out / "final" / "model.safetensors").stat().st_mtime_ns == stamp
     assert sorted(p.name for p in out.glob("final*")) == ["final", "final-1"]
+
+
+def test_a_final_folder_without_its_step_is_refused_naming_the_file(warm_start, tmp_path):
+    out = tmp_path / "run"
+    (out / "final").mkdir(parents=True)
+    (out / "final" / "DONE").write_text("ok")  # what the warm start's marker holds, not a step
+    with pytest.raises(ValueError, match=r"final/DONE holds 'ok', not the step GRPO stopped at"):
+        grpo_run(warm_start, out, 2).grpo(str(warm_start[0]))
+    assert (out / "final" / "DONE").read_text() == "ok"  # nothing moved
