@@ -35,7 +35,7 @@ import yaml
 from rich.console import Console
 
 from agentcvr.components import make_policy, make_training_perception
-from agentcvr.interfaces import Limits, Policy
+from agentcvr.interfaces import Limits, Perception, Policy
 from agentcvr.script import Script
 from train.config import RUN_CONFIG, TrainConfig
 from train.resume import check_resumable
@@ -349,14 +349,15 @@ class Run:
         prompted = self.prompt_scripts(table)
         rows = prompt_rows(prompted, self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
-        conversations = self.teacher_conversations(prompted, table)
+        perception = make_training_perception(self.cfg, table)  # the rollouts' simulator, and the teachers'
+        conversations = self.teacher_conversations(prompted, perception)
         trainer = build_trainer(
             self.cfg,
             self.grpo_policy(warm_start),
             tokenizer,
             Dataset.from_list(rows),
             episodes_by_id(table),
-            make_training_perception(self.cfg, table),
+            perception,
             output_dir,
             self.out / "tb",
             callbacks=callbacks,
@@ -366,12 +367,11 @@ class Run:
         )
         return trainer, tokenizer
 
-    def teacher_conversations(self, scripts: Sequence[Script], table: Mapping[str, Script]) -> TeacherConversations:
+    def teacher_conversations(self, scripts: Sequence[Script], perception: Perception) -> TeacherConversations:
         """The scan and search teachers' conversations on the GRPO prompts, conversed once for both the forced
         starts and the stop anchors."""
         from train.forced_plan import TeacherConversations
 
-        perception = make_training_perception(self.cfg, table)
         return TeacherConversations(
             scripts, perception, self.limits, self.cfg.agent.protocol, self.cfg.sft.teacher_frames
         )

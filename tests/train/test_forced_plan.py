@@ -193,7 +193,7 @@ def test_a_run_finds_its_prompts_starts_and_anchors_from_one_conversation_each_a
     )
     scripts = [generate_one("MSR", 0, 5), generate_one("BU", 0, 5)]
     run = Run(cfg, tmp_path)
-    conversations = run.teacher_conversations(scripts, {s.id: s for s in scripts})
+    conversations = run.teacher_conversations(scripts, ScriptSimulator({s.id: s for s in scripts}, sampling="frames"))
     starts = run.search_starts(conversations, load_tokenizer(str(folder)))
     searched = conversations.search
     anchors = run.stop_anchors(conversations, load_tokenizer(str(folder)))
