@@ -10,11 +10,14 @@ cosine, and write the answer from the observed lines themselves, so they can onl
   sparse (`agentcvr/policies/refine.py`).
 - CCQA: the pairs of lines, one per video, that are most alike without being the same (the same step done two ways),
   each written as one sentence that names both videos, as a comparison is scored: every keyword attributed to its
-  own video.
+  own video. A line one video shows just as the other does (the chef greeting the camera in both) is no difference
+  and pairs with nothing: else such fillers, alike across the videos, took the pairs before the steps did.
 - MSR, where a question asks where an object is in one view at a moment another view shows (or at its end): the
   moment's line in the other view (the one sharing the most word roots with the moment), then the asked view's lines
-  within `MOMENT_REACH` seconds of it that name the object, and the option sharing the most words with them ("not
-  shown" when the view was seen then and none names it). None when the looks hold no such moment: the reader reads.
+  nearest it in time (within `MOMENT_REACH` seconds) that name the object, or for its end the last line that places
+  it; the option whose place those lines say word for word, else the one sharing the most words ("not shown" when
+  the view was seen then and none names it). A lane change ("moving from the second lane from the right into the
+  leftmost lane") places it in the lane it moves into. None when the looks hold no such moment: the reader reads.
   The option reader pools every line of the scan and cannot tie a moment in one view to a time in another.
 - MOC, "How many X ... obj_N ...?": the distinct seen lines that name obj_N and say every word of X that the looks
   ever say about obj_N (a question's "pass" where the lines say "overtakes" is not asked of them), each text once
@@ -45,6 +48,8 @@ _ASKED = re.compile(r"\b(obj_\d+) in view ([A-Z])\b")  # the object and view a m
 _MOMENT = re.compile(r"^When (.+?) (?:in )?view ([A-Z])\b")  # the moment it is asked at, and the view showing it
 _FINAL = re.compile(r"\bfinal\b", re.IGNORECASE)
 _PLACE_WORDS = frozenset({"of", "the", "frame", "in", "lane", "view"})  # every place option says them
+_PLACE_PREFIX = re.compile(r"^(?:in|on) the ")  # `In the leftmost lane` says `the leftmost lane` after `in` or `into`
+_LANE_CHANGE = re.compile(r"\bmoving from .+? into\b")
 _COUNTED = re.compile(r"^\s*How many (.+?)\??\s*$", re.IGNORECASE)  # what a counting question counts
 _OBJECT = re.compile(r"\bobj_\d+\b")
 _COUNT_WORDS = terms("many total")  # "How many ... in total": how it asks, not what
@@ -89,6 +94,26 @@ def _clause(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+def _pairs(
+    similarity: torch.Tensor, skip_first: Sequence[bool] = (), skip_second: Sequence[bool] = ()
+) -> list[tuple[int, int]]:
+    """Up to `MAX_PAIRS` (first, second) line pairs, the most alike first, each line in one pair, none too alike or too
+    unlike, none of the lines skipped."""
+    used_first = {i for i, skip in enumerate(skip_first) if skip}
+    used_second = {j for j, skip in enumerate(skip_second) if skip}
+    pairs: list[tuple[int, int]] = []
+    for flat in similarity.flatten().argsort(descending=True).tolist():
+        i, j = divmod(flat, similarity.shape[1])
+        if i in used_first or j in used_second or not PAIR_LOW <= float(similarity[i, j]) <= PAIR_HIGH:
+            continue
+        pairs.append((i, j))
+        used_first.add(i)
+        used_second.add(j)
+        if len(pairs) == MAX_PAIRS:
+            break
+    return pairs
+
+
 def contrasts(episode: Episode, lines: Sequence[Line], encoder: SentenceEncoder) -> str | None:
     """CCQA: up to `MAX_PAIRS` sentences 'In video A, ..., whereas in video B, ...', one per contrasting pair of
     observed lines (None when no pair qualifies)."""
@@ -97,18 +122,10 @@ def contrasts(episode: Episode, lines: Sequence[Line], encoder: SentenceEncoder)
         return None
     vectors = _unit(encoder.vectors([line.text for line in first + second]))
     similarity = vectors[: len(first)] @ vectors[len(first) :].T
-    pairs: list[tuple[int, int]] = []
-    used_first: set[int] = set()
-    used_second: set[int] = set()
-    for flat in similarity.flatten().argsort(descending=True).tolist():
-        i, j = divmod(flat, len(second))
-        if i in used_first or j in used_second or not PAIR_LOW <= float(similarity[i, j]) <= PAIR_HIGH:
-            continue
-        pairs.append((i, j))
-        used_first.add(i)
-        used_second.add(j)
-        if len(pairs) == MAX_PAIRS:
-            break
+    # a line either video shows as the other does (the chef greeting the camera in both) is no difference: left out,
+    # unless nothing else pairs
+    twins = similarity > PAIR_HIGH
+    pairs = _pairs(similarity, twins.any(dim=1).tolist(), twins.any(dim=0).tolist()) or _pairs(similarity)
     if not pairs:
         return None
     a, b = ("A", "B") if "video a" in episode.question.lower() else ("1", "2")
@@ -156,6 +173,21 @@ def multi_view_question(question: str) -> MultiViewQuestion | None:
     return MultiViewQuestion(target, view_video(view), final=_FINAL.search(question) is not None)
 
 
+def _place_said(text: str) -> str:
+    """A line's words about where its object is: a lane change says the lane it moves into."""
+    return _LANE_CHANGE.sub("in", text.lower())
+
+
+def _place_score(option: str, said: Sequence[str]) -> tuple[bool, int]:
+    """How well an option's place (`Top right of the frame`, `In the leftmost lane`) matches lines about the object:
+    whether one says the place word for word, then the most words it shares with one (a tie between `leftmost lane`
+    and `second lane from the right` on a line that says `top right ... leftmost lane` goes to the phrase)."""
+    phrase = _PLACE_PREFIX.sub("", plain_text(option))
+    wanted = words(option) - _PLACE_WORDS
+    says = any(phrase in plain_text(text) for text in said)
+    return says, max((len(wanted & words(text)) for text in said), default=0)
+
+
 def place_at_moment(episode: Episode, lines: Sequence[Line]) -> str | None:
     """MSR: the letter of the option naming where the asked object was at the asked moment (None: the looks hold no
     such moment, or nothing in the asked view then)."""
@@ -164,31 +196,34 @@ def place_at_moment(episode: Episode, lines: Sequence[Line]) -> str | None:
         return None
     seen = [line for line in lines if not line.heard and line.span is not None]
     view = [line for line in seen if line.video == asked.video]
+    options = option_texts(episode.options)
+    placed = [o for o in options if "not shown" not in o.lower()]
     if asked.moment is not None:
         anchor = best_line([line for line in seen if line.video == asked.moment_video], asked.moment)
         if anchor is None:
             return None
-        at = anchor.time
-        near = [line for line in view if abs(line.time - at) <= MOMENT_REACH]
+        reach = [line for line in view if abs(line.time - anchor.time) <= MOMENT_REACH]
+        nearest = min((abs(line.time - anchor.time) for line in reach), default=None)
+        near = [line for line in reach if abs(line.time - anchor.time) == nearest]
     elif asked.final:
         mine = [line for line in view if asked.names_target(line.text)]
-        near = [max(mine, key=lambda line: line.time)] if mine else []
+        places = [line for line in mine if any(_place_score(o, [_place_said(line.text)])[0] for o in placed)]
+        near = [max(places or mine, key=lambda line: line.time)] if mine else []
     else:
         return None
     if not near:
         return None
-    about = [words(line.text) for line in near if asked.names_target(line.text)]
-    scores = []
-    for option in option_texts(episode.options):
-        body = option.lower()
-        if "not shown" in body:
-            scores.append(0.5 if not about else -1.0)  # a view seen then without the object: it is not shown
+    about = [_place_said(line.text) for line in near if asked.names_target(line.text)]
+    scores: list[tuple[bool, int]] = []
+    for option in options:
+        if "not shown" in option.lower():
+            scores.append((False, 1) if not about else (False, -1))  # the view seen then without the object
         else:
-            wanted = words(body) - _PLACE_WORDS
-            scores.append(max((len(wanted & found) for found in about), default=0))
-    if max(scores) <= 0:
+            scores.append(_place_score(option, about))
+    best = max(scores)
+    if best[1] <= 0:
         return None
-    return option_letters(episode.options)[scores.index(max(scores))]
+    return option_letters(episode.options)[scores.index(best)]
 
 
 def count_across_views(episode: Episode, lines: Sequence[Line]) -> str | None:

@@ -103,6 +103,22 @@ def test_ccqa_writes_contrasts_that_name_each_video(encoder):
     assert TASKS["CCQA"].official("Both videos show cooking steps.", scripts[0].episode) == 0.0
 
 
+def test_ccqa_pairs_no_line_that_both_videos_show_alike(encoder):
+    episode = _two_views("q", "CCQA", "How do the chefs in video A and video B differ in making pancakes?", [])
+    greet, talk = "The chef stands at a kitchen counter and greets the camera.", "The chef talks to the camera."
+    whisk = "The chef whisks flour, sugar and baking powder together in a bowl with a whisk."
+    mixer = "The chef tips flour, sugar and baking powder into a stand mixer bowl."
+    lines = [_line(greet, 1, 2), _line(talk, 1, 10), _line(whisk, 1, 20)]
+    lines += [_line(talk, 2, 2), _line(greet, 2, 10), _line(mixer, 2, 20)]
+    answer = contrasts(episode, lines, encoder)
+    # the fillers, each in both videos, once paired with each other ("greets" whereas "talks") before the step
+    assert (
+        answer == "In video A, the chef whisks flour, sugar and baking powder together in a bowl with a whisk, "
+        "whereas in video B, the chef tips flour, sugar and baking powder into a stand mixer bowl."
+    )
+    assert "greets" in contrasts(episode, lines[:2] + lines[3:5], encoder)  # nothing else: the fillers it is
+
+
 @pytest.mark.parametrize(
     ("question", "parts"),
     [
@@ -139,6 +155,40 @@ def test_msr_is_answered_from_the_asked_views_lines_at_the_moment_and_else_left_
     assert place_at_moment(episode, [moment, earlier, without]) == "B"  # view A seen then, obj_5 not in it
     assert place_at_moment(episode, [moment, earlier]) is None  # view A not seen at the moment: the reader reads
     assert place_at_moment(episode, [earlier, at_moment]) is None  # the moment never seen
+
+
+def test_msr_reads_the_asked_views_line_nearest_the_moment():
+    episode = _two_views(
+        "n",
+        "MSR",
+        "When obj_5 completely leaves view A, where is obj_4 in view B?",
+        ["A. Not shown in the view", "B. Top right of the frame", "C. Bottom left", "D. Top center of the frame"],
+    )
+    moment = _line("obj_5 (person in a yellow coat) completely leaves the view at the top edge.", 1, 69)
+    at_moment = _line("obj_4 (blue car) is at the top center of the frame, in the second lane from the left.", 2, 69)
+    after = _line("obj_4 (blue car) is at the top right of the frame, in the second lane from the left.", 2, 71)
+    assert place_at_moment(episode, [moment, after, at_moment]) == "D"  # 71 s is within reach, 69 s is the moment
+
+
+def test_msr_final_lane_is_the_last_place_said_and_a_lane_change_ends_in_its_new_lane():
+    episode = _two_views(
+        "f",
+        "MSR",
+        "What is the final driving trajectory of obj_1 in view A?",
+        ["A. In the rightmost lane", "B. In the leftmost lane", "C. In the second lane from the right"],
+    )
+    change = _line(
+        "obj_1 (grey truck) is at the top left of the frame, moving from the second lane from the right "
+        "into the leftmost lane.",
+        1,
+        63,
+    )
+    gone = _line("obj_1 (grey truck) completely leaves the view at the right edge.", 1, 71)
+    other = _line("obj_2 (white car) is at the bottom right of the frame, in the rightmost lane.", 1, 79)
+    assert place_at_moment(episode, [change, gone, other]) == "B"  # not the lane it left, not the line that leaves
+    # "top right" shares "right" with the second lane from the right; the phrase it says is the leftmost lane
+    kept = _line("obj_1 (grey truck) is at the top right of the frame, in the leftmost lane.", 1, 66)
+    assert place_at_moment(episode, [kept, gone]) == "B"
 
 
 def test_msr_matching_reads_generated_episodes_better_than_chance():
