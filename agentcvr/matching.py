@@ -21,7 +21,8 @@ cosine, and write the answer from the observed lines themselves, so they can onl
   The option reader pools every line of the scan and cannot tie a moment in one view to a time in another.
 - MOC, "How many X ... obj_N ...?": the distinct seen lines that name obj_N and say every word of X that the looks
   ever say about obj_N (a question's "pass" where the lines say "overtakes" is not asked of them), each text once
-  (one event seen in both views, or in many frames, is one), and the option nearest that count. None when no line
+  (one event seen in both views, or in many frames, is one; a line cut short where an observation reached its length
+  limit is the line it begins), and the option nearest that count. None when no line
   names the object: the reader reads. The option reader scores each option's number against pooled lines and is near
   chance at counting (13-28 % even from the evidence windows).
 """
@@ -238,6 +239,8 @@ def count_across_views(episode: Episode, lines: Sequence[Line]) -> str | None:
     about = {plain_text(line.text) for line in lines if not line.heard and named.search(line.text)}  # each event once
     if not about:
         return None
+    # an observation cut at its length limit ends mid-sentence: the cut line is the start of one seen whole elsewhere
+    about = {text for text in about if not any(other != text and other.startswith(text) for other in about)}
     said = frozenset().union(*(terms(text) for text in about))
     wanted = (terms(_OBJECT.sub(" ", asked.group(1))) - _COUNT_WORDS) & said
     count = sum(wanted <= terms(text) for text in about)

@@ -208,6 +208,15 @@ def test_msr_matching_reads_generated_episodes_better_than_chance():
     assert answered >= 30 and right / answered > 0.5
 
 
+def test_moc_counts_a_line_cut_at_the_observation_limit_as_the_line_it_begins():
+    episode = _two_views(
+        "t", "MOC", "How many white cars parked by the roadside does obj_4 pass?", ["A. 1", "B. 2", "C. 3"]
+    )
+    whole = "obj_4 passes a white car parked by the roadside in front of a school."
+    seen = [_line(whole[:50], 1, 10), _line(whole, 2, 10), _line(whole.replace("a school", "a bakery"), 1, 40)]
+    assert count_across_views(episode, seen) == "B"  # two cars: the cut line (view A) is the school's, seen in view B
+
+
 def test_moc_counts_each_event_once_across_views_and_skips_what_the_question_does_not_count():
     episode = _two_views("c", "MOC", "How many cyclists pass obj_3?", ["A. 1", "B. 2", "C. 3", "D. 4"])
     # "Obj_3" as rendered text writes an object that starts its sentence
