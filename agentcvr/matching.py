@@ -217,7 +217,7 @@ def place_at_moment(episode: Episode, lines: Sequence[Line]) -> str | None:
     about = [_place_said(line.text) for line in near if asked.names_target(line.text)]
     scores: list[tuple[bool, int]] = []
     for option in options:
-        if "not shown" in option.lower():
+        if option not in placed:
             scores.append((False, 1) if not about else (False, -1))  # the view seen then without the object
         else:
             scores.append(_place_score(option, about))

@@ -346,10 +346,10 @@ class Run:
         table = scripts_by_id(self.grpo_scripts)
         tokenizer = load_tokenizer(warm_start)
         self._check_completion_budget(tokenizer)
-        prompted = self.prompt_scripts(table)
+        perception = make_training_perception(self.cfg, table)  # the rollouts' simulator, the filter's, the teachers'
+        prompted = self.prompt_scripts(perception)
         rows = prompt_rows(prompted, self.limits, self.cfg.agent.protocol)
         rows = [r for r in rows if self._prompt_length(tokenizer, r["prompt"]) <= self.cfg.grpo.max_prompt_length]
-        perception = make_training_perception(self.cfg, table)  # the rollouts' simulator, and the teachers'
         conversations = self.teacher_conversations(prompted, perception)
         trainer = build_trainer(
             self.cfg,
@@ -406,8 +406,8 @@ class Run:
         )
         return anchors
 
-    def prompt_scripts(self, table: Mapping[str, Script]) -> list[Script]:
-        """The GRPO scripts that become prompts (`data.grpo_prompts`)."""
+    def prompt_scripts(self, perception: Perception) -> list[Script]:
+        """The GRPO scripts that become prompts (`data.grpo_prompts`); `perception` plays the GRPO scripts."""
         if self.cfg.data.grpo_prompts == "all":
             return self.grpo_scripts
         from train.plan_filter import per_kind, plans_differ
@@ -415,7 +415,7 @@ class Run:
         started = time.perf_counter()
         kept = plans_differ(
             self.grpo_scripts,
-            make_training_perception(self.cfg, table),
+            perception,
             self.limits,
             self.cfg.agent.reader,
             self.cfg.sft.teacher_frames,

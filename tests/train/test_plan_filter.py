@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentcvr.agent import Agent
-from agentcvr.components import make_policy
+from agentcvr.components import make_policy, make_training_perception
 from agentcvr.interfaces import Limits
 from scripts_gen.generate import generate_one
 from simulator.script_sim import ScriptSimulator
@@ -42,7 +42,7 @@ def test_a_run_that_keeps_no_prompt_says_why(tmp_path):
     run = Run(cfg, tmp_path)
     run.grpo_scripts = [generate_one("BU", i, 5) for i in range(2)]
     with pytest.raises(ValueError, match="kept no GRPO script"):
-        run.prompt_scripts({s.id: s for s in run.grpo_scripts})
+        run.prompt_scripts(make_training_perception(cfg, {s.id: s for s in run.grpo_scripts}))
     assert "0 of 2" in (tmp_path / "train.log").read_text()
 
 
