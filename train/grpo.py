@@ -15,6 +15,11 @@ TRL pads every row of a generation batch to the batch's longest prompt and compl
 width in every micro-batch; `_compute_loss` cuts each micro-batch to the columns its own rows use
 (`without_padding`), which changes no loss or gradient (a causal pass never lets a real token see a later pad, and
 the masks drop the pads' terms) and spares the passes over a search's length for a scan's row.
+The loss reads the log-probabilities of the sampled tokens alone (decision tokens with `grpo.trained_tokens`), yet
+TRL's fused head projects every completion position, tool output included, onto the vocabulary (away from Triton,
+the CPU's case, it scores every position whatever the labels say); while `_compute_loss` runs,
+`_get_per_token_logps_and_entropies` projects only the positions the loss reads (`scored_logps`), with the same values
+there and zeros elsewhere, as TRL's head leaves its unlabelled ones.
 With `grpo.stop_anchor` > 0 each step's loss also holds that weight times the mean negative log-likelihood of the
 search teacher's answer after its looks (train/forced_plan.py `stop_anchors`), on one of the batch's episodes in turn,
 and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop after search)): the
@@ -55,6 +60,7 @@ class CVRGRPOTrainer(GRPOTrainer):
     stop_anchors: Mapping[str, Anchor] = {}  # episode id -> the search teacher's stop after its looks
     stop_anchor_weight: float = 0.0
     anchors_used: int = 0
+    scored: torch.Tensor | None = None  # the positions the loss reads, while `_compute_loss` runs
 
     def _generate_and_score_completions(self, inputs):
         self.batch_rows = inputs  # the rollout function reads the episode ids; TRL adds the traces to these rows
@@ -80,7 +86,11 @@ class CVRGRPOTrainer(GRPOTrainer):
         else:
             inputs, share = without_padding(inputs)
             self._metrics["train" if model.training else "eval"]["timing/padding_cut"].append(share)
-            loss = super()._compute_loss(model, inputs)
+            self.scored = loss_positions(inputs)
+            try:
+                loss = super()._compute_loss(model, inputs)
+            finally:
+                self.scored = None
         if self.stop_anchor_weight > 0 and self.stop_anchors:
             # TRL scales each micro-batch's policy loss to its share of the step (`loss_is_scaled_for_ga`): the
             # anchor too, so its weight is against the step's loss however many micro-batches the step is cut into
@@ -88,6 +98,39 @@ class CVRGRPOTrainer(GRPOTrainer):
             share = share if model.training else 1
             loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model) / share
         return loss
+
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        compute_entropy=False,
+        compute_aux_loss=False,
+        **images,
+    ):
+        scored = self.scored
+        if (
+            scored is None
+            or compute_aux_loss
+            or any(value is not None for value in images.values())
+            or tuple(scored.shape) != (input_ids.size(0), logits_to_keep)
+            or not plain_head(model)
+        ):
+            return super()._get_per_token_logps_and_entropies(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size=batch_size,
+                compute_entropy=compute_entropy,
+                compute_aux_loss=compute_aux_loss,
+                **images,
+            )
+        with self.accelerator.autocast():
+            logps, entropies = scored_logps(model, input_ids, attention_mask, scored, self.temperature, compute_entropy)
+        return logps, entropies, None
 
     def _stop_anchor_loss(self, model) -> torch.Tensor:
         """The negative log-likelihood of the search teacher's answer after its looks, on the batch's episodes in
@@ -146,6 +189,50 @@ def without_padding(inputs: dict[str, Any]) -> tuple[dict[str, Any], float]:
             cut[key] = value[:, :end]
     width = prompt_width + completion_width
     return cut, (first + completion_width - end) / width if width else 0.0
+
+
+def loss_positions(inputs: Mapping[str, Any]) -> torch.Tensor:
+    """The completion positions TRL's loss reads: sampled (`completion_mask`) and not tool output (`tool_mask`, which
+    with `grpo.trained_tokens` keeps the decisions alone)."""
+    mask = inputs["completion_mask"]
+    if inputs.get("tool_mask") is not None:
+        mask = mask * inputs["tool_mask"]
+    return mask.bool()
+
+
+def plain_head(model) -> bool:
+    """Whether the logits are the output layer's alone (no soft cap, no scale: what `scored_logps` assumes; TRL's head
+    applies them for the models that have them)."""
+    config = model.config.get_text_config()
+    scales = ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier", "logits_scaling")
+    return all(getattr(config, name, None) in (None, 1.0) for name in scales)
+
+
+def scored_logps(
+    model,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    scored: torch.Tensor,
+    temperature: float,
+    entropy: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probability (and entropy) of each completion token under the temperature-scaled policy, as TRL's fused
+    head gives them, but the output layer runs only where `scored` (batch x completion width, the completion being
+    the last columns of `input_ids`) is set; zeros elsewhere. A search's rollout is thousands of tool-output tokens
+    around a few decisions: the vocabulary projection over all of them, and its backward, was about a fifth of a pass on
+    the 2 cores (benchmarks/grpo_update_cost.py)."""
+    causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model  # under a peft LoRA or not
+    hidden = causal_lm.base_model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    width = scored.size(1)
+    before = hidden.last_hidden_state[:, -width - 1 : -1]  # the position before each completion token predicts it
+    logits = causal_lm.get_output_embeddings()(before[scored]).float() / temperature
+    log_probs = logits.log_softmax(dim=-1)
+    picked = log_probs.gather(-1, input_ids[:, -width:][scored].unsqueeze(-1)).squeeze(-1)
+    logps = picked.new_zeros(scored.shape).masked_scatter(scored, picked)
+    if not entropy:
+        return logps, None
+    spread = -(log_probs.exp() * log_probs).sum(dim=-1)
+    return logps, spread.new_zeros(scored.shape).masked_scatter(scored, spread)
 
 
 def plan_rewards(rewards: Sequence[float], rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

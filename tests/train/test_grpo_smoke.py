@@ -144,7 +144,7 @@ def test_rows_without_advantage_skip_the_passes_and_give_the_same_zero_gradient(
     batch, model = trainer.last_batch, trainer.model
     assert batch["advantages"].any()  # the jitter parted the group
     forwards = []
-    hook = model.register_forward_hook(lambda *_: forwards.append(1))
+    hook = model.base_model.register_forward_hook(lambda *_: forwards.append(1))  # TRL's passes and ours run it
     trainable = [p for p in model.parameters() if p.requires_grad]
 
     def gradients(loss) -> list[torch.Tensor]:
@@ -176,7 +176,7 @@ def test_the_passes_skip_the_columns_no_row_of_the_micro_batch_uses(warm_start, 
     trainer = one_step_at_beta_zero(warm_start, tmp_path)
     batch, model = trainer.last_batch, trainer.model
     widths = []
-    hook = model.register_forward_hook(
+    hook = model.base_model.register_forward_hook(  # the backbone: TRL's passes and ours run it
         lambda _m, args, kwargs, _o: widths.append(kwargs["input_ids"].size(1)), with_kwargs=True
     )
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -209,4 +209,48 @@ def test_the_passes_skip_the_columns_no_row_of_the_micro_batch_uses(warm_start, 
         assert math.isclose(full_loss, cut_loss, rel_tol=1e-4, abs_tol=1e-6)
         assert all(torch.allclose(f, c, rtol=1e-3, atol=1e-6) for f, c in zip(full_grads, cut_grads, strict=True))
         assert any(g.any() for g in cut_grads)  # a real gradient, not two zeros
+    hook.remove()
+
+
+def test_the_loss_projects_only_the_positions_it_reads(warm_start, tmp_path):
+    """While the loss runs, the output layer scores only the sampled tokens (tool output is most of a rollout):
+    TRL's loss and gradient on every row, over fewer positions, and the same log-probabilities and entropies there."""
+    from trl import GRPOTrainer
+
+    from train.grpo import loss_positions, scored_logps
+
+    trainer = one_step_at_beta_zero(warm_start, tmp_path)
+    batch, model = trainer.last_batch, trainer.model
+    projected = []
+    hook = model.get_output_embeddings().register_forward_hook(
+        lambda _m, args, _o: projected.append(args[0].shape[:-1].numel())
+    )
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def loss_and_gradients(loss) -> tuple[float, list[torch.Tensor]]:
+        model.zero_grad()
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in trainable]
+
+    model.eval()  # no dropout: the two passes must see the same function
+    for row in range(batch["advantages"].numel()):
+        one = {k: v[row : row + 1] if isinstance(v, torch.Tensor) and v.dim() >= 1 else v for k, v in batch.items()}
+        read, projected[:] = int(loss_positions(one).sum()), []
+        assert 0 < read < int(one["completion_mask"].sum())  # tool output is sampled-over but never read
+        full_loss, full_grads = loss_and_gradients(GRPOTrainer._compute_loss(trainer, model, one))
+        scored_loss, scored_grads = loss_and_gradients(trainer._compute_loss(model, one))
+        assert projected == [read]  # TRL's head reads the weight itself, over every position (no call here)
+        assert math.isclose(full_loss, scored_loss, rel_tol=1e-4, abs_tol=1e-6)
+        assert all(torch.allclose(f, c, rtol=1e-3, atol=1e-6) for f, c in zip(full_grads, scored_grads, strict=True))
+        assert any(g.any() for g in scored_grads)  # a real gradient, not two zeros
+
+        ids = torch.cat([one["prompt_ids"], one["completion_ids"]], dim=1)
+        mask = torch.cat([one["prompt_mask"], one["completion_mask"]], dim=1)
+        width, scored = one["completion_ids"].size(1), loss_positions(one)
+        with torch.no_grad():
+            fused = model(input_ids=ids, attention_mask=mask, labels=ids, fused_lm_head=True)
+            logps, entropies = scored_logps(model, ids, mask, scored, trainer.temperature)
+        assert torch.allclose(logps[scored], fused.log_probs[:, -width:][scored], atol=1e-5)
+        assert torch.allclose(entropies[scored], fused.entropy[:, -width:][scored], atol=1e-5)
+        assert not logps[~scored].any() and not entropies[~scored].any()
     hook.remove()
