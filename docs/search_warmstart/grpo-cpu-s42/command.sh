@@ -4,6 +4,8 @@
 # The update's passes project only the tokens the loss reads (train/grpo.py `scored_logps`) and run without gradient
 # checkpointing (micro-batches of one rollout: benchmarks/grpo_update_cost.py).
 #   mkdir -p runs/grpo-v15d && cp -r runs/smol-v15/base runs/smol-v15/warmstart runs/grpo-v15d/
+# or, on a machine without runs/smol-v15, from the repository (train-sim --resume rebuilds the merged weights):
+#   mkdir -p runs/grpo-v15d/warmstart && cp -r docs/search_warmstart/smol-v15-warmstart/* runs/grpo-v15d/warmstart/
 # Resumable: the same command again goes on from the last checkpoint (one a step); a larger grpo.max_steps goes on
 # from a finished run.
 OMP_NUM_THREADS=2 .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v15d --resume -o grpo.use_cpu=true \
