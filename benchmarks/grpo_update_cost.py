@@ -6,9 +6,9 @@ without checkpointing.
 
 A search's rollout is thousands of tool-output tokens around a few sampled ones, and with
 `grpo.trained_tokens=decisions` the loss reads one token a turn. Each row here is the search teacher's conversation on
-a script up to its answer after the looks (`train.forced_plan.stop_point`: a GRPO rollout's length), the prompt up to
-its first assistant turn; the ways run on the same rows, one after the other, and must agree on the loss. Figures are
-seconds a pass and the ratio against the first way, measured in the same run.
+a script as the warm start read it (`train.sft.encode`: a GRPO rollout's length), the prompt up to its first
+assistant turn, the read tokens each assistant turn's first; the ways run on the same rows, one after the other, and
+must agree on the loss. Figures are seconds a pass and the ratio against the first way, measured in the same run.
 
     for t in MOC MSR CCQA; do agentcvr gen-scripts --task $t -n 2 --seed 48 --out /tmp/cost-$t.jsonl; done
     cat /tmp/cost-*.jsonl > /tmp/cost.jsonl
@@ -29,21 +29,10 @@ from rich.table import Table
 from agentcvr.interfaces import Limits
 from agentcvr.script import Script
 from simulator.script_sim import ScriptSimulator
-from train.forced_plan import TeacherConversations, stop_point
+from train.forced_plan import TeacherConversations
 from train.grpo import scored_logps
-
-
-def assistant_positions(ids: list[int], header: list[int], end: int) -> list[tuple[int, int]]:
-    """(first, last) token index of each assistant turn's own tokens in `ids`: after `header`, up to `end`."""
-    spans, i = [], 0
-    while i <= len(ids) - len(header):
-        if ids[i : i + len(header)] == header:
-            start = i + len(header)
-            stop = ids.index(end, start) if end in ids[start:] else len(ids) - 1
-            spans.append((start, stop))
-            i = stop
-        i += 1
-    return spans
+from train.sft import encode, render
+from train.trajectories import for_template
 
 
 def main() -> int:
@@ -73,19 +62,13 @@ def main() -> int:
     add_fused_lm_head(base, temperature=args.temperature, outputs=("log_probs", "entropy"))  # as GRPOTrainer does
     model = PeftModel.from_pretrained(base, str(args.adapter), is_trainable=True)
     model.train()
-    header = tokenizer.encode("<|im_start|>assistant\n", add_special_tokens=False)
-    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-
     rows = []
     for key, search in conversations.search.items():
-        cut = stop_point(tokenizer, None, search)
-        if cut is None:
-            continue
-        ids = cut[0] + [cut[1]]  # the conversation up to and with its answer's first token
-        spans = assistant_positions(ids, header, end)
-        prompt = spans[0][0]  # the first assistant turn starts the completion
-        decisions = [first for first, _ in spans]  # one token a turn, where grpo.trained_tokens=decisions trains
-        rows.append((key, ids, prompt, decisions))
+        # the conversation as the warm start read it; its assistant tokens are what a rollout samples
+        ids, weights = encode(tokenizer, render(tokenizer, [for_template(search)], None)[0])
+        decisions = [i for i, w in enumerate(weights) if w and not (i and weights[i - 1])]  # each turn's first token
+        if len(decisions) > 2:  # the scan's turns and a look of the search's own
+            rows.append((key, ids, decisions[0], decisions))
         if len(rows) == args.rows:
             break
     if not rows:
