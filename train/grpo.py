@@ -21,9 +21,9 @@ the CPU's case, it scores every position whatever the labels say); while `_compu
 `_get_per_token_logps_and_entropies` projects only the positions the loss reads (`scored_logps`), with the same values
 there and zeros elsewhere, as TRL's head leaves its unlabelled ones.
 With `grpo.stop_anchor` > 0 each step's loss also holds that weight times the mean negative log-likelihood of the
-search teacher's answer after its looks (train/forced_plan.py `stop_anchors`), on one of the batch's episodes in turn,
-and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop after search)): the
-decision GRPO let fall while it raised the search (sessions 37-38).
+search teacher's answer after its looks (train/forced_plan.py `stop_anchors`) over the batch's episodes, each
+episode's pass once a step, and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop
+after search)): the decision GRPO let fall while it raised the search (sessions 37-38).
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ class CVRGRPOTrainer(GRPOTrainer):
     batch_rows: list[dict] = []
     stop_anchors: Mapping[str, Anchor] = {}  # episode id -> the search teacher's stop after its looks
     stop_anchor_weight: float = 0.0
-    anchors_used: int = 0
+    micro_batches_seen: int = 0  # since the last sampled batch: which of the step's anchor passes falls to which
     scored: torch.Tensor | None = None  # the positions the loss reads, while `_compute_loss` runs
 
     def _generate_and_score_completions(self, inputs):
         self.batch_rows = inputs  # the rollout function reads the episode ids; TRL adds the traces to these rows
+        self.micro_batches_seen = 0 if self.model.training else self.micro_batches_seen
         rollouts = self.rollout_func if isinstance(self.rollout_func, RolloutFunc) else None
         before = dict(rollouts.seconds) if rollouts else {}
         started = time.perf_counter()
@@ -92,11 +93,7 @@ class CVRGRPOTrainer(GRPOTrainer):
             finally:
                 self.scored = None
         if self.stop_anchor_weight > 0 and self.stop_anchors:
-            # TRL scales each micro-batch's policy loss to its share of the step (`loss_is_scaled_for_ga`): the
-            # anchor too, so its weight is against the step's loss however many micro-batches the step is cut into
-            share = getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
-            share = share if model.training else 1
-            loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model) / share
+            loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model)
         return loss
 
     def _get_per_token_logps_and_entropies(
@@ -133,12 +130,26 @@ class CVRGRPOTrainer(GRPOTrainer):
         return logps, entropies, None
 
     def _stop_anchor_loss(self, model) -> torch.Tensor:
-        """The negative log-likelihood of the search teacher's answer after its looks, on the batch's episodes in
-        turn (the whole table's when none of the batch's has one)."""
+        """This micro-batch's part of the step's anchor: the mean negative log-likelihood of the search teacher's
+        answer after its looks over the batch's episodes (the whole table's when none of the batch's has one).
+
+        Each episode's pass runs once a step, in one of its micro-batches: the parameters do not move between them,
+        so a pass repeated in every micro-batch (the step's 2 prompts over 16 micro-batches: 16 passes of a
+        3,000-token conversation) adds the same gradient again. The step's sum is the mean whatever the micro-batching
+        (TRL scales each micro-batch's policy loss to its share of the step, `loss_is_scaled_for_ga`)."""
         keys = [row["episode_id"] for row in self.batch_rows if row.get("episode_id") in self.stop_anchors]
         keys = sorted(set(keys)) or sorted(self.stop_anchors)
-        context, answer = self.stop_anchors[keys[self.anchors_used % len(keys)]]
-        self.anchors_used += 1
+        share = getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
+        share = share if model.training else 1
+        index, self.micro_batches_seen = self.micro_batches_seen % share, self.micro_batches_seen + 1
+        mine = keys[index::share]  # the episodes whose pass falls to this micro-batch
+        total = torch.zeros((), device=self.accelerator.device)
+        for key in mine:
+            total = total + self._stop_nll(model, *self.stop_anchors[key]) / len(keys)
+        return total
+
+    def _stop_nll(self, model, context: list[int], answer: int) -> torch.Tensor:
+        """The negative log-likelihood of the stop token after `context`, logged as its probability."""
         device = self.accelerator.device
         ids = torch.tensor([context], device=device)
         logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[0, -1].float()  # the last alone

@@ -229,16 +229,43 @@ def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_
     before = p_answer()
     model = trainer.model.train()
     losses = {}
-    for micro_batches in (1, 4):  # a step cut into more micro-batches holds the same anchor: its share in each
+    for micro_batches in (1, 4):  # a step cut into more micro-batches holds the same anchor, its pass in one of them
         trainer.current_gradient_accumulation_steps = micro_batches
-        losses[micro_batches] = float(trainer._compute_loss(model, {"advantages": torch.zeros(4)}))
-    assert losses[1] == pytest.approx(-50.0 * math.log(before), rel=1e-3)  # zero advantages: the anchor alone
-    assert losses[4] == pytest.approx(losses[1] / 4, rel=1e-4)
+        trainer.micro_batches_seen = 0  # as a sampled batch sets it
+        losses[micro_batches] = [
+            float(trainer._compute_loss(model, {"advantages": torch.zeros(4)})) for _ in range(micro_batches)
+        ]
+    assert losses[1][0] == pytest.approx(-50.0 * math.log(before), rel=1e-3)  # zero advantages: the anchor alone
+    assert losses[4][0] == pytest.approx(losses[1][0], rel=1e-4) and losses[4][1:] == [0.0, 0.0, 0.0]
     trainer.train()  # a real update: the GRPO loss plus the anchor's weight times its negative log-likelihood
     logs = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logs) == 1 and 0 < logs[0]["anchor/stop_p"] < 1  # logged as it was read before the step
     assert abs(logs[0]["anchor/stop_p"] - before) < 1e-3
     assert p_answer() > 10 * before  # 0.0002 -> 0.17 when written
+
+
+def test_each_anchored_episode_is_read_once_a_step_whatever_the_micro_batches(json_warm_start, tmp_path):
+    folder, _, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    scripts = [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
+    table = {s.id: s for s in scripts}
+    conversations = TeacherConversations(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, "json", 128)
+    anchors = stop_anchors(conversations, tokenizer, None)
+    trainer, _, _, _, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=2.0, beta=0.0)
+    trainer.stop_anchors = anchors  # the batch's episodes have none: the table's two
+
+    def nll(key: str) -> float:
+        context, answer = anchors[key]
+        with torch.no_grad():
+            logits = trainer.model(input_ids=torch.tensor([context])).logits[0, -1]
+        return -float(logits.log_softmax(-1)[answer])
+
+    model = trainer.model.train()
+    trainer.current_gradient_accumulation_steps, trainer.micro_batches_seen = 4, 0
+    losses = [float(trainer._compute_loss(model, {"advantages": torch.zeros(4)})) for _ in range(4)]
+    assert len(trainer._metrics["train"]["anchor/stop_p"]) == 2  # two passes in four micro-batches, not four
+    assert sum(losses) == pytest.approx(2.0 * (nll("BU-000000") + nll("MOC-000000")) / 2, rel=1e-4)
+    assert losses[2:] == [0.0, 0.0]
 
 
 def scan_then_search_conversation(script):
