@@ -258,6 +258,14 @@ class GRPOSection(_Section):
         "halved the stop's fall; session 40: four updates at 1 made the teacher's plan on fresh MOC episodes). Needs "
         "sft.teacher=search.",
     )
+    prefix_cache: bool = Field(
+        default=False,
+        description="Sample each rollout turn alone over the key-value cache of the longest prefix it shares with a "
+        "turn run before in the batch (train/rollout.py `PrefixCacheSampler`), instead of one left-padded batch of "
+        "every turn's whole context: on the CPU the context's pass is a turn's cost, and a group's rollouts share "
+        "their prompt and a rollout's turns their past (timing/context_run: context tokens run per token asked for). "
+        "Without vLLM only.",
+    )
     max_completion_length: int = Field(default=768, description="Tokens of the whole multi-turn completion.")
     max_prompt_length: int = Field(default=1024, description="Longer prompts are dropped from the dataset.")
     max_steps: int = Field(

@@ -67,6 +67,7 @@ class CVRGRPOTrainer(GRPOTrainer):
         self.micro_batches_seen = 0 if self.model.training else self.micro_batches_seen
         rollouts = self.rollout_func if isinstance(self.rollout_func, RolloutFunc) else None
         before = dict(rollouts.seconds) if rollouts else {}
+        tokens = dict(rollouts.tokens) if rollouts else {}
         started = time.perf_counter()
         output = super()._generate_and_score_completions(inputs)
         if rollouts is not None:  # where a sampled batch's time goes, beside the update's (step_time)
@@ -76,6 +77,9 @@ class CVRGRPOTrainer(GRPOTrainer):
             self._metrics[mode]["timing/rollout_seconds"].append(sampling)
             # the rest: TRL's log-prob passes (the sampling policy's, the reference's) and the rewards
             self._metrics[mode]["timing/scoring_seconds"].append(time.perf_counter() - started - sampling)
+            context = rollouts.tokens["context"] - tokens["context"]
+            if context:  # the turns' context tokens the model ran, per token asked for (padding, the prefix cache)
+                self._metrics[mode]["timing/context_run"].append((rollouts.tokens["run"] - tokens["run"]) / context)
         self.last_batch = output
         return output
 
@@ -380,6 +384,7 @@ def build_trainer(
         starts=starts,
         forced_share=cfg.grpo.forced_search_share,
         trained_tokens=cfg.grpo.trained_tokens,
+        prefix_cache=cfg.grpo.prefix_cache,
     )
     rewards = weighted_rewards(cfg, evidence or {}, extra_rewards)
     trainer = trainer_class(cfg.methods)(

@@ -35,6 +35,7 @@ RESUMABLE = frozenset(
         "grpo.vllm_server_base_url",
         "grpo.vllm_gpu_memory_utilization",
         "grpo.gradient_checkpointing",
+        "grpo.prefix_cache",  # the same samples, each turn's context run once
         "grpo.gradient_accumulation_steps",  # micro-batches of one step's rollouts: less memory, the same update
         "grpo.use_cpu",
         "grpo.deepspeed",

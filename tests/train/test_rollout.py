@@ -12,6 +12,7 @@ import json
 
 import pytest
 import torch
+from transformers import AutoModelForCausalLM
 
 from agentcvr.agent import Agent
 from agentcvr.policies.hf_policy import TOOLS_FILE, HFPolicy
@@ -19,6 +20,8 @@ from agentcvr.policies.openai_policy import OpenAIPolicy
 from agentcvr.policies.scripted import ScriptedPolicy
 from simulator.script_sim import ScriptSimulator
 from tests.train.conftest import trainer_over
+from train.rollout import PrefixCacheSampler, sample_batch, sampling_kwargs
+from train.tokenizer import load_tokenizer
 
 
 class GenerateRecorder:
@@ -99,6 +102,50 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tm
             assert result.steps[0].observation[:20] in hidden  # the observation is in the masked part
     assert used == len(recorder.rows)  # every sampled row is one policy turn of one episode
     assert tool_turns > 0  # the memorized policy made tool calls, so tool output was appended and masked
+
+
+def test_the_prefix_cache_samples_what_the_batch_samples_and_runs_a_shared_prefix_once(json_warm_start):
+    folder, _, _ = json_warm_start
+    tokenizer = load_tokenizer(str(folder))
+    model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    greedy = sampling_kwargs(0.0)
+    prompt = [{"role": "user", "content": "Which video shows the dog?"}]
+    text = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+    first = tokenizer(text, add_special_tokens=False)["input_ids"]
+    cached = PrefixCacheSampler(model, tokenizer, greedy)
+    ((new, _),) = cached([first], 12)
+    tail = tokenizer("\n<|im_start|>user\nvideo 2 at 10 s: a dog runs", add_special_tokens=False)["input_ids"]
+    later = first + new + tail  # the next turn of the same rollout: its past, a tool result
+    rows = [later, first]  # and another rollout of the same prompt
+
+    for (ids, logprobs), (expected_ids, expected) in zip(
+        cached(rows, 12), sample_batch(model, tokenizer, rows, 12, greedy), strict=True
+    ):
+        assert ids == expected_ids and logprobs == pytest.approx(expected, abs=1e-4)
+    # the later turn ran past what the first turn's cache holds (all but its last sampled token), the copy one token
+    assert cached.tokens["context"] == len(first) + len(later) + len(first)
+    assert cached.tokens["run"] == len(first) + (len(later) - (len(first) + len(new) - 1)) + 1
+    assert len(cached.runs) == 2  # the first turn's cache went when the later turn extended it
+
+
+def test_rollouts_with_the_prefix_cache_are_the_batched_rollouts(json_warm_start, tmp_path):
+    agent = {"protocol": "json", "max_turn_tokens": 48}
+    grpo = {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 512, "temperature": 0.7}
+    trainer, rows, _, cfg = trainer_over(json_warm_start, tmp_path, agent=agent, grpo=grpo)
+    inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
+    trainer.batch_rows, trainer.args.temperature = inputs, 0.0  # greedy: the same rollouts both ways
+    rollouts = trainer.rollout_func
+    batched = rollouts([row["prompt"] for row in inputs], trainer)
+    before = dict(rollouts.tokens)
+    rollouts.prefix_cache = True
+    cached = rollouts([row["prompt"] for row in inputs], trainer)
+    tokens = {key: rollouts.tokens[key] - before[key] for key in before}
+
+    assert cached["completion_ids"] == batched["completion_ids"] and cached["env_mask"] == batched["env_mask"]
+    for logprobs, expected in zip(cached["logprobs"], batched["logprobs"], strict=True):
+        assert logprobs == pytest.approx(expected, abs=1e-4)
+    assert tokens["context"] == before["context"]  # the same turns asked for the same context ...
+    assert before["run"] >= before["context"] and tokens["run"] < before["context"] / 2  # ... run once, not each turn
 
 
 def test_checkpoint_tool_schemas_are_the_agents(warm_start):

@@ -1,0 +1,80 @@
+"""A train-sim run's generation batch sampled both ways: one left-padded batch a turn, and the prefix cache.
+
+On the CPU a rollout turn's cost is the pass over its context (a 135M policy: 3,000 tokens of context take about as
+long alone as with 40 tokens sampled after them), so the figure is how many context tokens the model runs, and the
+seconds. This builds the run's own GRPO trainer (its config, warm start, prompts, forced starts), takes its first
+`--prompts` prompts with `grpo.num_generations` rollouts each, and samples them once each way from the same seed
+(in a scratch folder: the run's own is only read):
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --prompts 1
+
+The two ways sample from the same distribution, not the same draws (one batch against rows one by one), so at a
+temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", type=Path, required=True, help="a train-sim run folder whose warm start is finished")
+    parser.add_argument("--prompts", type=int, default=1, help="prompts of the run's GRPO data, in its order")
+    parser.add_argument("--task", action="append", help="only these kinds' prompts (repeatable)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if not (args.run / "warmstart" / "DONE").exists():
+        parser.error(f"--run {args.run} has no finished warm start (warmstart/DONE)")
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from train.config import run_config
+    from train.pipeline import Run
+
+    console = Console()
+    cfg = run_config(args.run)
+    with tempfile.TemporaryDirectory() as scratch:  # the run's folder is only read: it may be training
+        out = Path(scratch)
+        (out / "warmstart").symlink_to((args.run / "warmstart").resolve())
+        run = Run(cfg, out, resume=True, console=console)
+        run.prepare()
+        trainer, _ = run.grpo_trainer(run.warm_start(), out / "grpo")
+        rows = [r for r in trainer.train_dataset if not args.task or r["task"] in args.task][: args.prompts]
+        if not rows:
+            parser.error(f"no GRPO prompt of {args.task} in {args.run}")
+        inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
+        rollouts = trainer.rollout_func
+        table = Table(title=f"{len(inputs)} rollouts of {[r['episode_id'] for r in rows]} at T={cfg.grpo.temperature}")
+        for name in ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context"):
+            table.add_column(name, justify="left" if name == "Ways" else "right")
+        baseline = None
+        for cached in (False, True):
+            rollouts.prefix_cache, trainer.batch_rows = cached, inputs
+            before, turns = dict(rollouts.tokens), rollouts.turns_run
+            torch.manual_seed(args.seed)
+            started = time.perf_counter()
+            rollouts([row["prompt"] for row in inputs], trainer)
+            seconds = time.perf_counter() - started
+            baseline = baseline or seconds
+            context, ran = (rollouts.tokens[key] - before[key] for key in ("context", "run"))
+            table.add_row(
+                "prefix cache" if cached else "one padded batch a turn",
+                f"{seconds:.1f}",
+                f"{baseline / seconds:.2f}",
+                f"{(rollouts.turns_run - turns) / len(inputs):.2f}",
+                f"{context:,}",
+                f"{ran:,}",
+                f"{ran / context:.2f}",
+            )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
