@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
+from transformers import DynamicCache
 
 from agentcvr.agent import Agent
 from agentcvr.batching import TurnBatcher
@@ -181,6 +182,14 @@ def sample_batch(
     model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any]
 ) -> list[Sample]:
     """One turn for each token row, sampled as one left-padded batch; each row cut after its first stop token."""
+    return generate_batch(model, tokenizer, rows, max_new_tokens, sampling)[0]
+
+
+def generate_batch(
+    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any], cache=None
+) -> tuple[list[Sample], Any]:
+    """`sample_batch`, and the batch's key-value cache after it; `cache` (left-padded, every row's tokens but its
+    last) spares the pass over what it holds."""
     width, pad, stop = max(len(r) for r in rows), tokenizer.pad_token_id, tokenizer.eos_token_id
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=model.device)
     attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=model.device)
@@ -196,6 +205,7 @@ def sample_batch(
                 pad_token_id=pad,
                 output_scores=True,
                 return_dict_in_generate=True,
+                cache=cache,
                 **sampling,
             )
     finally:
@@ -205,7 +215,7 @@ def sample_batch(
         end = row.index(stop) + 1 if stop in row else len(row)
         logprobs = [torch.log_softmax(out.scores[t][b].float(), dim=-1)[row[t]].item() for t in range(end)]
         samples.append((row[:end], logprobs))
-    return samples
+    return samples, out.cache
 
 
 class BatchSampler:
@@ -223,56 +233,65 @@ class BatchSampler:
 
 
 class PrefixCacheSampler:
-    """`sample(rows, max_new_tokens)` that runs each row alone, over the key-value cache of the longest prefix it shares
-    with a row run before (kept for this sampler's life: one generation batch, one set of weights).
+    """`sample(rows, max_new_tokens)` as one left-padded batch whose pass over each row's context starts past the
+    longest prefix a row run before holds (kept for this sampler's life: one generation batch, one set of weights).
 
-    On the CPU a turn's cost is the pass over its context, not the few tokens it samples (a 135M policy: 3,000 tokens
-    of context take about as long alone as with 40 sampled after them), and a left-padded batch runs every row's whole
-    context again each turn. Here a group's rollouts share their prompt and mostly the scan's turn, and a rollout's
-    next turn starts with its last: each context token is run about once. The same distribution as `sample_batch`
-    (the same `generate` and sampling settings, the log-probs read from its processed scores)."""
+    On the CPU a turn's cost is the pass over its context, not the few tokens it samples, and a left-padded batch runs
+    every row's whole context again each turn. Here a group's rollouts share their prompt and mostly the scan's turn,
+    and a rollout's next turn starts with its last: each row runs alone only what no kept cache holds, then the rows'
+    caches, left-padded into one, sample together (`generate_batch`: the same sampling, the same log-probs)."""
 
     def __init__(self, model, tokenizer, sampling: dict[str, Any]):
-        self.model, self.sampling = model, sampling
-        self.stop, self.pad = tokenizer.eos_token_id, tokenizer.pad_token_id
-        self.runs: list[tuple[list[int], Any]] = []  # (tokens, their cache), none a prefix of another
+        self.model, self.tokenizer, self.sampling = model, tokenizer, sampling
+        self.runs: list[tuple[list[int], DynamicCache]] = []  # (tokens, their cache), none a prefix of another
         self.tokens = {"context": 0, "run": 0}  # context tokens asked for, and those the model ran
 
     def __call__(self, rows: list[list[int]], max_new_tokens: int) -> list[Sample]:
+        if min(len(row) for row in rows) < 2:
+            raise ValueError("a turn's context must hold at least two tokens (a prompt)")
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.no_grad():
-                return [self._one(row, max_new_tokens) for row in rows]
+                caches = [self._prefilled(row) for row in rows]
         finally:
             self.model.train(was_training)
-
-    def _one(self, row: list[int], max_new_tokens: int) -> Sample:
-        known, cache = self._longest_prefix(row)
-        ids = torch.tensor([row], device=self.model.device)
-        out = self.model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            past_key_values=cache,
-            max_new_tokens=max_new_tokens,
-            eos_token_id=self.stop,
-            pad_token_id=self.pad,
-            output_scores=True,
-            return_dict_in_generate=True,
-            **self.sampling,
+        width = max(len(row) for row in rows)
+        merged = DynamicCache(
+            ddp_cache_data=[
+                tuple(
+                    torch.cat([left_padded(getattr(c.layers[i], part), width - 1) for c in caches])
+                    for part in ("keys", "values")
+                )
+                for i in range(len(caches[0].layers))
+            ]
         )
+        samples, cache = generate_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, merged)
+        for b, (row, (new, _)) in enumerate(zip(rows, samples, strict=True)):
+            # the row and its sampled tokens but the last (never fed back), out of the batch's padding and what the
+            # batch sampled after this row had stopped
+            start, end = width - len(row), width + len(new) - 1
+            kept = [
+                tuple(getattr(layer, part)[b : b + 1, :, start:end].clone() for part in ("keys", "values"))
+                for layer in cache.layers
+            ]
+            self._keep(row + new[: len(new) - 1], DynamicCache(ddp_cache_data=kept))
+        return samples
+
+    def _prefilled(self, row: list[int]) -> DynamicCache:
+        """A cache of every token of `row` but its last (the batch's pass runs that one), from the longest prefix a
+        kept cache holds."""
+        known, cache = self._longest_prefix(row)
+        if known < len(row) - 1:
+            ids = torch.tensor([row[known:-1]], device=self.model.device)
+            cache = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).cache
         self.tokens["context"] += len(row)
         self.tokens["run"] += len(row) - known
-        new = out.sequences[0, len(row) :].tolist()
-        end = new.index(self.stop) + 1 if self.stop in new else len(new)
-        logprobs = [torch.log_softmax(out.scores[t][0].float(), dim=-1)[new[t]].item() for t in range(end)]
-        cache = out.past_key_values  # the row and the sampled tokens but the last (never fed back)
-        self._keep((row + new)[: cache.get_seq_length()], cache)
-        return new[:end], logprobs
+        return cache
 
-    def _longest_prefix(self, row: list[int]) -> tuple[int, Any]:
-        """How many of `row`'s first tokens a kept cache holds (all but the last at most: the pass that samples runs
-        it), and a copy of that cache cut there; (0, None) when none shares a token."""
+    def _longest_prefix(self, row: list[int]) -> tuple[int, DynamicCache | None]:
+        """How many of `row`'s first tokens a kept cache holds (all but the last at most), and a copy of that cache cut
+        there; (0, None) when none shares a token."""
         best, source = 0, None
         for tokens, cache in self.runs:
             shared = common_prefix(tokens, row)
@@ -285,9 +304,15 @@ class PrefixCacheSampler:
         cache.crop(best - cache.get_seq_length())  # a negative count removes that many tokens from the end
         return best, cache
 
-    def _keep(self, tokens: list[int], cache) -> None:
+    def _keep(self, tokens: list[int], cache: DynamicCache) -> None:
         self.runs = [(kept, c) for kept, c in self.runs if tokens[: len(kept)] != kept]  # those it extends go
         self.runs.append((tokens, cache))
+
+
+def left_padded(states: torch.Tensor, width: int) -> torch.Tensor:
+    """A (1, heads, length, dim) key or value tensor with zeros before it up to `width` positions (masked)."""
+    pad = width - states.shape[-2]
+    return torch.nn.functional.pad(states, (0, 0, pad, 0)) if pad else states
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
