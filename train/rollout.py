@@ -285,6 +285,7 @@ class PrefixCacheSampler:
         if known < len(row) - 1:
             ids = torch.tensor([row[known:-1]], device=self.model.device)
             cache = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).cache
+            self._keep(row[:-1], cache)  # the batch's other copies of this row run their last token alone
         self.tokens["context"] += len(row)
         self.tokens["run"] += len(row) - known
         return cache
