@@ -128,7 +128,7 @@ def test_the_prefix_cache_samples_what_the_batch_samples_and_runs_a_shared_prefi
     assert len(cached.runs) == 2  # the first turn's cache went when the later turn extended it
 
     fresh = PrefixCacheSampler(model, tokenizer, greedy)  # a group's first turn: copies of one prompt in one batch
-    (expected_ids, expected), = sample_batch(model, tokenizer, [first], 12, greedy)
+    ((expected_ids, expected),) = sample_batch(model, tokenizer, [first], 12, greedy)
     for ids, logprobs in fresh([first, first], 12):
         assert ids == expected_ids and logprobs == pytest.approx(expected, abs=1e-4)
     assert fresh.tokens["run"] == len(first) + 1  # the second copy ran its last token alone
