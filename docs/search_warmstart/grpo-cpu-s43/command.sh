@@ -3,7 +3,10 @@
 # stop anchor's pass run once a step for each of the batch's episodes. Same run folder: session 42's command resumes
 # into it (a resume may switch the prefix cache on: the same samples).
 #   mkdir -p runs/grpo-v15d/warmstart && cp -r docs/search_warmstart/smol-v15-warmstart/* runs/grpo-v15d/warmstart/
-# Resumable: the same command again goes on from the last checkpoint (one a step).
+# Resumable: the same command again goes on from the last checkpoint (one a step). Session 43 stopped it after step 3
+# and kept that checkpoint here (adapter, optimizer, scheduler, RNG, trainer state; metrics.jsonl its three rows):
+#   mkdir -p runs/grpo-v15d/grpo && cp -r docs/search_warmstart/grpo-cpu-s43/checkpoint-3 runs/grpo-v15d/grpo/
+#   cp docs/search_warmstart/grpo-cpu-s43/metrics.jsonl runs/grpo-v15d/
 OMP_NUM_THREADS=2 .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v15d --resume -o grpo.use_cpu=true \
     -o eval.device=cpu -o eval.enabled=false -o sft.teacher=search -o sft.max_length=6656 \
     -o grpo.max_completion_length=6656 -o grpo.temperature=0.5 -o grpo.learning_rate=1e-4 -o grpo.num_iterations=1 \
