@@ -1,15 +1,14 @@
 """A train-sim run's generation batch sampled both ways: one left-padded batch a turn, and the prefix cache.
 
-On the CPU a rollout turn's cost is the pass over its context (a 135M policy: 3,000 tokens of context take about as
-long alone as with 40 tokens sampled after them), so the figure is how many context tokens the model runs, and the
-seconds. This builds the run's own GRPO trainer (its config, warm start, prompts, forced starts), takes its first
-`--prompts` prompts with `grpo.num_generations` rollouts each, and samples them once each way from the same seed
-(in a scratch folder: the run's own is only read):
+The figures are how many context tokens the model runs and the seconds: the cache cuts the first, and the second by
+as much as the context's pass, not decoding, was of the rollouts' time. This builds the run's own GRPO trainer (its
+config, warm start, prompts, forced starts), takes its first `--prompts` prompts with `grpo.num_generations` rollouts
+each, and samples them once each way from the same seed (in a scratch folder: the run's own is only read):
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --prompts 1
 
-The two ways sample from the same distribution, not the same draws (one batch against rows one by one), so at a
-temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
+The two ways sample from the same distribution, not necessarily the same draws (the cached pass rounds differently),
+so at a temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ chat template against a dummy turn and appended with env_mask 0. Sampled tokens 
 
 Turns are sampled with HF `generate` on the trainer's model, or, with `grpo.use_vllm`, by TRL's own vLLM generation
 (`vllm_sampler`: TRL syncs the weights into vLLM before each rollout), one turn per request, stopping at the end of the
-assistant turn. With `grpo.prefix_cache` (the CPU's way) each turn is sampled alone over the key-value cache of the
-longest prefix it shares with a turn run before in the batch (`PrefixCacheSampler`), so a context token is run about
-once instead of once a turn and once a rollout.
+assistant turn. With `grpo.prefix_cache` each row first runs alone only what the longest prefix kept from an earlier
+turn of the batch does not hold, and the rows then sample together over their merged caches (`PrefixCacheSampler`), so
+a context token is run about once instead of once a turn and once a rollout.
 
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
@@ -236,8 +236,8 @@ class PrefixCacheSampler:
     """`sample(rows, max_new_tokens)` as one left-padded batch whose pass over each row's context starts past the
     longest prefix a row run before holds (kept for this sampler's life: one generation batch, one set of weights).
 
-    On the CPU a turn's cost is the pass over its context, not the few tokens it samples, and a left-padded batch runs
-    every row's whole context again each turn. Here a group's rollouts share their prompt and mostly the scan's turn,
+    A left-padded batch runs every row's whole context again each turn. Here a group's rollouts share their prompt and
+    mostly the scan's turn,
     and a rollout's next turn starts with its last: each row runs alone only what no kept cache holds, then the rows'
     caches, left-padded into one, sample together (`generate_batch`: the same sampling, the same log-probs)."""
 

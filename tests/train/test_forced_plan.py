@@ -206,13 +206,19 @@ def test_a_run_finds_its_prompts_starts_and_anchors_from_one_conversation_each_a
     assert Run(off, tmp_path).search_starts(conversations, None) == {}
 
 
-def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_warm_start, tmp_path):
+def moc_and_bu_anchors(json_warm_start):
+    """The stop anchors of a MOC and a BU episode under the memorized JSON policy's tokenizer: (tokenizer, scripts,
+    the teachers' conversations, the anchors)."""
     folder, _, _ = json_warm_start
     tokenizer = load_tokenizer(str(folder))
     scripts = [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
     table = {s.id: s for s in scripts}
     conversations = TeacherConversations(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, "json", 128)
-    anchors = stop_anchors(conversations, tokenizer, None)
+    return tokenizer, scripts, conversations, stop_anchors(conversations, tokenizer, None)
+
+
+def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_warm_start, tmp_path):
+    tokenizer, scripts, conversations, anchors = moc_and_bu_anchors(json_warm_start)
     assert "scan" not in vars(conversations)  # the anchors read the search teacher's alone: the scan never conversed
     assert sorted(anchors) == ["BU-000000", "MOC-000000"]  # BU's search makes no call: its stop after the scan
     context, answer = anchors["MOC-000000"]
@@ -245,12 +251,7 @@ def test_the_stop_anchor_trains_the_search_teachers_answer_after_its_looks(json_
 
 
 def test_each_anchored_episode_is_read_once_a_step_whatever_the_micro_batches(json_warm_start, tmp_path):
-    folder, _, _ = json_warm_start
-    tokenizer = load_tokenizer(str(folder))
-    scripts = [generate_one("MOC", 0, 5), generate_one("BU", 0, 5)]
-    table = {s.id: s for s in scripts}
-    conversations = TeacherConversations(scripts, ScriptSimulator(table, sampling="frames"), LIMITS, "json", 128)
-    anchors = stop_anchors(conversations, tokenizer, None)
+    _, _, _, anchors = moc_and_bu_anchors(json_warm_start)
     trainer, _, _, _, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=2.0, beta=0.0)
     trainer.stop_anchors = anchors  # the batch's episodes have none: the table's two
 
