@@ -1,14 +1,18 @@
-"""A train-sim run's generation batch sampled both ways: one left-padded batch a turn, and the prefix cache.
+"""A train-sim run's generation batch sampled several ways: the rollout engine's levers, one against another.
 
-The figures are how many context tokens the model runs and the seconds: the cache cuts the first, and the second by
-as much as the context's pass, not decoding, was of the rollouts' time. This builds the run's own GRPO trainer (its
-config, warm start, prompts, forced starts), takes its first `--prompts` prompts with `grpo.num_generations` rollouts
-each, and samples them once each way from the same seed (in a scratch folder: the run's own is only read):
+Ways (`--way`, repeatable, the first the baseline): `batch`, one left-padded batch a turn decoding into HF's
+`DynamicCache`; `prefix`, the prefix cache (`PrefixCacheSampler`) decoding into HF's cache; `growing`, the prefix
+cache decoding into `train.kv_cache.growing_cache` (what train-sim runs). The figures are how many context tokens the
+model runs and the seconds: the prefix cache cuts the first, the growing cache the decoding steps' copying. This
+builds the run's own GRPO trainer (its config, warm start, prompts, forced starts), takes its first `--prompts`
+prompts with `grpo.num_generations` rollouts each, and samples them once each way from the same seed (in a scratch
+folder: the run's own is only read):
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --prompts 1
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --way batch --way prefix
 
-The two ways sample from the same distribution, not necessarily the same draws (the cached pass rounds differently),
-so at a temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
+The ways sample from the same distribution, not necessarily the same draws (a cached pass rounds differently), so at
+a temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
 """
 
 from __future__ import annotations
@@ -20,14 +24,22 @@ from pathlib import Path
 
 import torch
 
+WAYS = {  # name: (prefix cache, growing cache, what the table calls it)
+    "batch": (False, False, "one padded batch a turn"),
+    "prefix": (True, False, "prefix cache, HF's cache"),
+    "growing": (True, True, "prefix cache, growing cache"),
+}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a train-sim run folder whose warm start is finished")
     parser.add_argument("--prompts", type=int, default=1, help="prompts of the run's GRPO data, in its order")
     parser.add_argument("--task", action="append", help="only these kinds' prompts (repeatable)")
+    parser.add_argument("--way", action="append", choices=sorted(WAYS), help="(repeatable) default: prefix, growing")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    ways = args.way or ["prefix", "growing"]
     if not (args.run / "warmstart" / "DONE").exists():
         parser.error(f"--run {args.run} has no finished warm start (warmstart/DONE)")
 
@@ -54,8 +66,9 @@ def main() -> None:
         for name in ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context"):
             table.add_column(name, justify="left" if name == "Ways" else "right")
         baseline = None
-        for cached in (False, True):
-            rollouts.prefix_cache, trainer.batch_rows = cached, inputs
+        for way in ways:
+            rollouts.prefix_cache, rollouts.growing_cache, label = WAYS[way]
+            trainer.batch_rows = inputs
             before, turns = dict(rollouts.tokens), rollouts.turns_run
             torch.manual_seed(args.seed)
             started = time.perf_counter()
@@ -64,7 +77,7 @@ def main() -> None:
             baseline = baseline or seconds
             context, ran = (rollouts.tokens[key] - before[key] for key in ("context", "run"))
             table.add_row(
-                "prefix cache" if cached else "one padded batch a turn",
+                label,
                 f"{seconds:.1f}",
                 f"{baseline / seconds:.2f}",
                 f"{(rollouts.turns_run - turns) / len(inputs):.2f}",

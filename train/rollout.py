@@ -52,6 +52,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.session import EpisodeRules
+from train.kv_cache import growing_cache
 
 
 class CompletionBudgetSpent(RuntimeError):
@@ -179,20 +180,29 @@ Turn = tuple[list[int], int]  # one episode's token row and its turn's token bud
 
 
 def sample_batch(
-    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any]
+    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any], growing: bool = True
 ) -> list[Sample]:
     """One turn for each token row, sampled as one left-padded batch; each row cut after its first stop token."""
-    return generate_batch(model, tokenizer, rows, max_new_tokens, sampling)[0]
+    return generate_batch(model, tokenizer, rows, max_new_tokens, sampling, growing=growing)[0]
 
 
 def generate_batch(
-    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any], cache=None
+    model,
+    tokenizer,
+    rows: list[list[int]],
+    max_new_tokens: int,
+    sampling: dict[str, Any],
+    cache=None,
+    growing: bool = True,
 ) -> tuple[list[Sample], Any]:
     """`sample_batch`, and the batch's key-value cache after it; `cache` (left-padded, every row's tokens but its
-    last) spares the pass over what it holds."""
+    last) spares the pass over what it holds. With none given, decoding writes into an empty `growing_cache`, or
+    (`growing` False, for comparison) HF's default, which copies the whole cache every step."""
     width, pad, stop = max(len(r) for r in rows), tokenizer.pad_token_id, tokenizer.eos_token_id
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=model.device)
     attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=model.device)
+    if cache is None and growing:
+        cache = growing_cache(spare=min(max_new_tokens, 512))
     was_training = model.training
     model.eval()
     try:
@@ -222,14 +232,14 @@ class BatchSampler:
     """`sample(rows, max_new_tokens)` as one left-padded batch (`sample_batch`), counting the context tokens asked for
     and those the model ran (every row padded to the longest)."""
 
-    def __init__(self, model, tokenizer, sampling: dict[str, Any]):
-        self.model, self.tokenizer, self.sampling = model, tokenizer, sampling
+    def __init__(self, model, tokenizer, sampling: dict[str, Any], growing: bool = True):
+        self.model, self.tokenizer, self.sampling, self.growing = model, tokenizer, sampling, growing
         self.tokens = {"context": 0, "run": 0}
 
     def __call__(self, rows: list[list[int]], max_new_tokens: int) -> list[Sample]:
         self.tokens["context"] += sum(len(row) for row in rows)
         self.tokens["run"] += max(len(row) for row in rows) * len(rows)
-        return sample_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling)
+        return sample_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, self.growing)
 
 
 class PrefixCacheSampler:
@@ -241,8 +251,8 @@ class PrefixCacheSampler:
     and a rollout's next turn starts with its last: each row runs alone only what no kept cache holds, then the rows'
     caches, left-padded into one, sample together (`generate_batch`: the same sampling, the same log-probs)."""
 
-    def __init__(self, model, tokenizer, sampling: dict[str, Any]):
-        self.model, self.tokenizer, self.sampling = model, tokenizer, sampling
+    def __init__(self, model, tokenizer, sampling: dict[str, Any], growing: bool = True):
+        self.model, self.tokenizer, self.sampling, self.growing = model, tokenizer, sampling, growing
         self.runs: list[tuple[list[int], DynamicCache]] = []  # (tokens, their cache), none a prefix of another
         self.tokens = {"context": 0, "run": 0}  # context tokens asked for, and those the model ran
 
@@ -257,15 +267,17 @@ class PrefixCacheSampler:
         finally:
             self.model.train(was_training)
         width = max(len(row) for row in rows)
-        merged = DynamicCache(
-            ddp_cache_data=[
-                tuple(
-                    torch.cat([left_padded(getattr(c.layers[i], part), width - 1) for c in caches])
-                    for part in ("keys", "values")
-                )
-                for i in range(len(caches[0].layers))
-            ]
-        )
+        states = [
+            tuple(
+                torch.cat([left_padded(getattr(c.layers[i], part), width - 1) for c in caches])
+                for part in ("keys", "values")
+            )
+            for i in range(len(caches[0].layers))
+        ]
+        if self.growing:
+            merged = growing_cache(states, spare=min(max_new_tokens, 512))
+        else:
+            merged = DynamicCache(ddp_cache_data=states)
         samples, cache = generate_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, merged)
         for b, (row, (new, _)) in enumerate(zip(rows, samples, strict=True)):
             # the row and its sampled tokens but the last (never fed back), out of the batch's padding and what the
@@ -402,6 +414,7 @@ class RolloutFunc:
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
         self.prefix_cache = prefix_cache
+        self.growing_cache = True  # decoding into `train.kv_cache.growing_cache`; False: HF's default (a benchmark's)
         self.tokens = {"context": 0, "run": 0}  # context tokens the turns asked for, and those the model ran
         self.starts, self.forced_share = starts or {}, forced_share
         if trained_tokens not in ("all", "plan", "decisions"):
@@ -424,7 +437,7 @@ class RolloutFunc:
         else:
             sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
             kind = PrefixCacheSampler if self.prefix_cache else BatchSampler
-            sample = counted = kind(model, tokenizer, sampling)
+            sample = counted = kind(model, tokenizer, sampling, self.growing_cache)
         batcher: TurnBatcher[Turn, Sample] = TurnBatcher(turn_sampler(sample), episodes=len(rows))
         episodes, policies = [], []
         forced = forced_rows([row["episode_id"] for row in rows], self.starts, self.forced_share)
