@@ -2,17 +2,20 @@
 
 Ways (`--way`, repeatable, the first the baseline): `batch`, one left-padded batch a turn decoding into HF's
 `DynamicCache`; `prefix`, the prefix cache (`PrefixCacheSampler`) decoding into HF's cache; `growing`, the prefix
-cache decoding into `train.kv_cache.growing_cache` (what train-sim runs). The figures are how many context tokens the
-model runs and the seconds: the prefix cache cuts the first, the growing cache the decoding steps' copying. This
-builds the run's own GRPO trainer (its config, warm start, prompts, forced starts), takes its first `--prompts`
-prompts with `grpo.num_generations` rollouts each, and samples them once each way from the same seed (in a scratch
-folder: the run's own is only read):
+cache decoding with HF `generate` into `train.kv_cache.growing_cache`; `rows`, the same cache decoded by
+`train.decode.decode_rows`, which lets each row go as it stops (what train-sim runs). The figures are how many context
+tokens the model runs, the rows' decoding steps per token sampled (`generate` runs a row that stopped until the
+batch's longest turn ends) and the seconds: the prefix cache cuts the first, the growing cache the decoding steps'
+copying, letting rows go the second. This builds the run's own GRPO trainer (its config, warm start, prompts, forced
+starts), takes its first `--prompts` prompts with `grpo.num_generations` rollouts each, and samples them once each
+way from the same seed (in a scratch folder: the run's own is only read):
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --prompts 1
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --way batch --way prefix
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d --way prefix --way rows
 
 The ways sample from the same distribution, not necessarily the same draws (a cached pass rounds differently), so at
-a temperature above 0 their rollouts can differ; the table shows each way's turns and context beside its time.
+a temperature above 0 their rollouts can differ (`rows` draws for fewer rows once some stopped); the table shows each
+way's turns and context beside its time.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from pathlib import Path
 
 import torch
 
-WAYS = {  # name: (prefix cache, growing cache, what the table calls it)
-    "batch": (False, False, "one padded batch a turn"),
-    "prefix": (True, False, "prefix cache, HF's cache"),
-    "growing": (True, True, "prefix cache, growing cache"),
+WAYS = {  # name: (prefix cache, decoding, what the table calls it)
+    "batch": (False, "generate", "one padded batch a turn"),
+    "prefix": (True, "generate", "prefix cache, HF's cache"),
+    "growing": (True, "growing", "prefix cache, growing cache"),
+    "rows": (True, "rows", "prefix cache, growing cache, stopped rows let go"),
 }
 
 
@@ -36,10 +40,10 @@ def main() -> None:
     parser.add_argument("--run", type=Path, required=True, help="a train-sim run folder whose warm start is finished")
     parser.add_argument("--prompts", type=int, default=1, help="prompts of the run's GRPO data, in its order")
     parser.add_argument("--task", action="append", help="only these kinds' prompts (repeatable)")
-    parser.add_argument("--way", action="append", choices=sorted(WAYS), help="(repeatable) default: prefix, growing")
+    parser.add_argument("--way", action="append", choices=sorted(WAYS), help="(repeatable) default: growing, rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    ways = args.way or ["prefix", "growing"]
+    ways = args.way or ["growing", "rows"]
     if not (args.run / "warmstart" / "DONE").exists():
         parser.error(f"--run {args.run} has no finished warm start (warmstart/DONE)")
 
@@ -63,11 +67,13 @@ def main() -> None:
         inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
         rollouts = trainer.rollout_func
         table = Table(title=f"{len(inputs)} rollouts of {[r['episode_id'] for r in rows]} at T={cfg.grpo.temperature}")
-        for name in ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context"):
+        columns = ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context")
+        columns += ("decoded / sampled",)
+        for name in columns:
             table.add_column(name, justify="left" if name == "Ways" else "right")
         baseline = None
         for way in ways:
-            rollouts.prefix_cache, rollouts.growing_cache, label = WAYS[way]
+            rollouts.prefix_cache, rollouts.decoding, label = WAYS[way]
             trainer.batch_rows = inputs
             before, turns = dict(rollouts.tokens), rollouts.turns_run
             torch.manual_seed(args.seed)
@@ -75,7 +81,9 @@ def main() -> None:
             rollouts([row["prompt"] for row in inputs], trainer)
             seconds = time.perf_counter() - started
             baseline = baseline or seconds
-            context, ran = (rollouts.tokens[key] - before[key] for key in ("context", "run"))
+            context, ran, sampled, decoded = (
+                rollouts.tokens[key] - before[key] for key in ("context", "run", "sampled", "decoded")
+            )
             table.add_row(
                 label,
                 f"{seconds:.1f}",
@@ -84,6 +92,7 @@ def main() -> None:
                 f"{context:,}",
                 f"{ran:,}",
                 f"{ran / context:.2f}",
+                f"{decoded / sampled:.2f}",
             )
     console.print(table)
 

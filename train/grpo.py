@@ -80,6 +80,10 @@ class CVRGRPOTrainer(GRPOTrainer):
             context = rollouts.tokens["context"] - tokens["context"]
             if context:  # the turns' context tokens the model ran, per token asked for (padding, the prefix cache)
                 self._metrics[mode]["timing/context_run"].append((rollouts.tokens["run"] - tokens["run"]) / context)
+            sampled = rollouts.tokens["sampled"] - tokens["sampled"]
+            if sampled:  # the rows' decoding steps run per token sampled (rows that stopped decode padding)
+                decoded = rollouts.tokens["decoded"] - tokens["decoded"]
+                self._metrics[mode]["timing/decode_run"].append(decoded / sampled)
         self.last_batch = output
         return output
 

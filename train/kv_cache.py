@@ -45,6 +45,16 @@ class GrowingLayer(DynamicLayer):
         self.keys, self.values = keys[..., : length + new, :], values[..., : length + new, :]
         return self.keys, self.values
 
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        """Keep the rows `indices`: one copy of their buffers, spare positions and all, so the next update writes in
+        place."""
+        if self.buffers is None or not self._views_of_buffers(self.keys):
+            super().batch_select_indices(indices)
+            return
+        length = self.get_seq_length()
+        self.buffers = tuple(buffer[indices] for buffer in self.buffers)
+        self.keys, self.values = (buffer[..., :length, :] for buffer in self.buffers)
+
     def _views_of_buffers(self, states: torch.Tensor) -> bool:
         """Whether `keys` and `values` are still the leading positions of this layer's buffers (not replaced by a
         batch selection, a deep copy or a reset), for a batch of `states`' shape."""

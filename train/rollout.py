@@ -11,7 +11,9 @@ Turns are sampled with HF `generate` on the trainer's model, or, with `grpo.use_
 (`vllm_sampler`: TRL syncs the weights into vLLM before each rollout), one turn per request, stopping at the end of the
 assistant turn. With `grpo.prefix_cache` each row first runs alone only what the longest prefix kept from an earlier
 turn of the batch does not hold, and the rows then sample together over their merged caches (`PrefixCacheSampler`), so
-a context token is run about once instead of once a turn and once a rollout.
+a context token is run about once instead of once a turn and once a rollout. Decoding writes into a growing cache
+(`train.kv_cache.growing_cache`: spare positions written in place) instead of HF's `DynamicCache`, whose every token
+copies the whole cache.
 
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
@@ -52,6 +54,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.session import EpisodeRules
+from train.decode import Decoded, decode_rows
 from train.kv_cache import growing_cache
 
 
@@ -179,11 +182,18 @@ Start = tuple[int, list[int]]  # an assistant turn (from 0) and the tokens force
 Turn = tuple[list[int], int]  # one episode's token row and its turn's token budget
 
 
+DECODINGS = ("generate", "growing", "rows")  # HF generate over its DynamicCache, over a growing cache; `decode_rows`
+
+
 def sample_batch(
-    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any], growing: bool = True
+    model, tokenizer, rows: list[list[int]], max_new_tokens: int, sampling: dict[str, Any], decoding: str = "rows"
 ) -> list[Sample]:
     """One turn for each token row, sampled as one left-padded batch; each row cut after its first stop token."""
-    return generate_batch(model, tokenizer, rows, max_new_tokens, sampling, growing=growing)[0]
+    return as_samples(generate_batch(model, tokenizer, rows, max_new_tokens, sampling, decoding))
+
+
+def as_samples(decoded: list[Decoded]) -> list[Sample]:
+    return [(d.tokens, d.logprobs) for d in decoded]
 
 
 def generate_batch(
@@ -192,21 +202,28 @@ def generate_batch(
     rows: list[list[int]],
     max_new_tokens: int,
     sampling: dict[str, Any],
+    decoding: str = "rows",
     cache=None,
-    growing: bool = True,
-) -> tuple[list[Sample], Any]:
-    """`sample_batch`, and the batch's key-value cache after it; `cache` (left-padded, every row's tokens but its
-    last) spares the pass over what it holds. With none given, decoding writes into an empty `growing_cache`, or
-    (`growing` False, for comparison) HF's default, which copies the whole cache every step."""
+    keep_states: bool = False,
+) -> list[Decoded]:
+    """`sample_batch`, with each row's cache over its row and turn but the last token when `keep_states`; `cache`
+    (left-padded, every row's tokens but its last) spares the pass over what it holds. `decoding` (`DECODINGS`):
+    `rows` lets each row go as it stops (`train.decode.decode_rows`) over a `growing_cache`; `growing` and
+    `generate` (for comparison) decode with HF `generate`, which runs every row to the longest turn's end, over a
+    growing cache or over HF's default one, which copies the whole cache every step."""
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}, not {decoding!r}")
     width, pad, stop = max(len(r) for r in rows), tokenizer.pad_token_id, tokenizer.eos_token_id
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=model.device)
     attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=model.device)
-    if cache is None and growing:
-        cache = growing_cache(spare=min(max_new_tokens, 512))
+    if cache is None:
+        cache = DynamicCache() if decoding == "generate" else growing_cache(spare=min(max_new_tokens, 512))
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
+            if decoding == "rows":
+                return decode_rows(model, ids, attention, cache, max_new_tokens, stop, sampling, keep_states)
             out = model.generate(
                 input_ids=ids,
                 attention_mask=attention,
@@ -220,26 +237,42 @@ def generate_batch(
             )
     finally:
         model.train(was_training)
-    samples = []
-    for b, row in enumerate(out.sequences[:, width:].tolist()):
-        end = row.index(stop) + 1 if stop in row else len(row)
-        logprobs = [torch.log_softmax(out.scores[t][b].float(), dim=-1)[row[t]].item() for t in range(end)]
-        samples.append((row[:end], logprobs))
-    return samples, out.cache
+    decoded = []
+    for b, (row, new) in enumerate(zip(rows, out.sequences[:, width:].tolist(), strict=True)):
+        end = new.index(stop) + 1 if stop in new else len(new)
+        logprobs = [torch.log_softmax(out.scores[t][b].float(), dim=-1)[new[t]].item() for t in range(end)]
+        states = None
+        if keep_states:  # out of the batch's padding and what the batch sampled after this row had stopped
+            start, stop_at = width - len(row), width + end - 1
+            states = [
+                (layer.keys[b : b + 1, :, start:stop_at].clone(), layer.values[b : b + 1, :, start:stop_at].clone())
+                for layer in out.cache.layers
+            ]
+        decoded.append(Decoded(new[:end], logprobs, len(new), states))  # every row ran to the longest turn's end
+    return decoded
+
+
+def count_decoding(tokens: dict[str, int], decoded: list[Decoded]) -> None:
+    """Add a batch's sampled tokens and the decoding steps its rows ran: HF `generate` runs every row until the
+    longest turn ends (a row that stopped decodes padding); `decode_rows` lets stopped rows go."""
+    tokens["sampled"] += sum(len(d.tokens) for d in decoded)
+    tokens["decoded"] += sum(d.steps for d in decoded)
 
 
 class BatchSampler:
     """`sample(rows, max_new_tokens)` as one left-padded batch (`sample_batch`), counting the context tokens asked for
-    and those the model ran (every row padded to the longest)."""
+    and those the model ran (every row padded to the longest), and the tokens sampled and decoded (`count_decoding`)."""
 
-    def __init__(self, model, tokenizer, sampling: dict[str, Any], growing: bool = True):
-        self.model, self.tokenizer, self.sampling, self.growing = model, tokenizer, sampling, growing
-        self.tokens = {"context": 0, "run": 0}
+    def __init__(self, model, tokenizer, sampling: dict[str, Any], decoding: str = "rows"):
+        self.model, self.tokenizer, self.sampling, self.decoding = model, tokenizer, sampling, decoding
+        self.tokens = {"context": 0, "run": 0, "sampled": 0, "decoded": 0}
 
     def __call__(self, rows: list[list[int]], max_new_tokens: int) -> list[Sample]:
         self.tokens["context"] += sum(len(row) for row in rows)
         self.tokens["run"] += max(len(row) for row in rows) * len(rows)
-        return sample_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, self.growing)
+        decoded = generate_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, self.decoding)
+        count_decoding(self.tokens, decoded)
+        return as_samples(decoded)
 
 
 class PrefixCacheSampler:
@@ -251,10 +284,11 @@ class PrefixCacheSampler:
     and a rollout's next turn starts with its last: each row runs alone only what no kept cache holds, then the rows'
     caches, left-padded into one, sample together (`generate_batch`: the same sampling, the same log-probs)."""
 
-    def __init__(self, model, tokenizer, sampling: dict[str, Any], growing: bool = True):
-        self.model, self.tokenizer, self.sampling, self.growing = model, tokenizer, sampling, growing
+    def __init__(self, model, tokenizer, sampling: dict[str, Any], decoding: str = "rows"):
+        self.model, self.tokenizer, self.sampling, self.decoding = model, tokenizer, sampling, decoding
         self.runs: list[tuple[list[int], DynamicCache]] = []  # (tokens, their cache), none a prefix of another
-        self.tokens = {"context": 0, "run": 0}  # context tokens asked for, and those the model ran
+        # context tokens asked for and those the model ran; tokens sampled and the rows' decoding steps
+        self.tokens = {"context": 0, "run": 0, "sampled": 0, "decoded": 0}
 
     def __call__(self, rows: list[list[int]], max_new_tokens: int) -> list[Sample]:
         if min(len(row) for row in rows) < 2:
@@ -274,21 +308,17 @@ class PrefixCacheSampler:
             )
             for i in range(len(caches[0].layers))
         ]
-        if self.growing:
-            merged = growing_cache(states, spare=min(max_new_tokens, 512))
-        else:
+        if self.decoding == "generate":
             merged = DynamicCache(ddp_cache_data=states)
-        samples, cache = generate_batch(self.model, self.tokenizer, rows, max_new_tokens, self.sampling, merged)
-        for b, (row, (new, _)) in enumerate(zip(rows, samples, strict=True)):
-            # the row and its sampled tokens but the last (never fed back), out of the batch's padding and what the
-            # batch sampled after this row had stopped
-            start, end = width - len(row), width + len(new) - 1
-            kept = [
-                tuple(getattr(layer, part)[b : b + 1, :, start:end].clone() for part in ("keys", "values"))
-                for layer in cache.layers
-            ]
-            self._keep(row + new[: len(new) - 1], DynamicCache(ddp_cache_data=kept))
-        return samples
+        else:
+            merged = growing_cache(states, spare=min(max_new_tokens, 512))
+        decoded = generate_batch(
+            self.model, self.tokenizer, rows, max_new_tokens, self.sampling, self.decoding, merged, keep_states=True
+        )
+        count_decoding(self.tokens, decoded)
+        for row, d in zip(rows, decoded, strict=True):
+            self._keep(row + d.tokens[: len(d.tokens) - 1], DynamicCache(ddp_cache_data=d.states))
+        return as_samples(decoded)
 
     def _prefilled(self, row: list[int]) -> DynamicCache:
         """A cache of every token of `row` but its last (the batch's pass runs that one), from the longest prefix a
@@ -414,8 +444,9 @@ class RolloutFunc:
     ):
         self.episodes, self.perception, self.limits, self.reader = episodes, perception, limits, reader
         self.prefix_cache = prefix_cache
-        self.growing_cache = True  # decoding into `train.kv_cache.growing_cache`; False: HF's default (a benchmark's)
-        self.tokens = {"context": 0, "run": 0}  # context tokens the turns asked for, and those the model ran
+        self.decoding = "rows"  # how a turn's batch decodes (`DECODINGS`; the others for a benchmark's comparison)
+        # context tokens the turns asked for and those the model ran; tokens sampled and rows' decoding steps run
+        self.tokens = {"context": 0, "run": 0, "sampled": 0, "decoded": 0}
         self.starts, self.forced_share = starts or {}, forced_share
         if trained_tokens not in ("all", "plan", "decisions"):
             raise ValueError(f"trained_tokens must be 'all', 'plan' or 'decisions', not {trained_tokens!r}")
@@ -437,7 +468,7 @@ class RolloutFunc:
         else:
             sampling = sampling_kwargs(args.temperature, args.top_p, args.top_k or 0)
             kind = PrefixCacheSampler if self.prefix_cache else BatchSampler
-            sample = counted = kind(model, tokenizer, sampling, self.growing_cache)
+            sample = counted = kind(model, tokenizer, sampling, self.decoding)
         batcher: TurnBatcher[Turn, Sample] = TurnBatcher(turn_sampler(sample), episodes=len(rows))
         episodes, policies = [], []
         forced = forced_rows([row["episode_id"] for row in rows], self.starts, self.forced_share)

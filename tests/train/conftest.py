@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from transformers import LlamaConfig, LlamaForCausalLM
 
 from agentcvr.actions import tool_schemas
 from agentcvr.interfaces import Limits
@@ -131,3 +132,20 @@ def trainer_over(
         cfg, str(folder), tokenizer, dataset, episodes_by_id(table), perception, tmp_path, tmp_path, **options
     )
     return trainer, rows, tokenizer, cfg
+
+
+@pytest.fixture(scope="session")
+def tiny_llama():
+    """A randomly initialised two-layer Llama (64-token vocabulary): decoding and caches, in milliseconds."""
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        attn_implementation="sdpa",
+    )
+    return LlamaForCausalLM(config).eval()

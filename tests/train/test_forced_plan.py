@@ -99,9 +99,9 @@ def forced_batch(json_warm_start, tmp_path, **grpo):
     return trainer, inputs, rows, forced_ids, tokenizer
 
 
-def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json_warm_start, tmp_path):
+def test_forced_rollouts_start_their_turn_with_the_search_and_learn_from_it(json_warm_start, tmp_path, monkeypatch):
     trainer, inputs, rows, forced_ids, _ = forced_batch(json_warm_start, tmp_path)
-    recorder = GenerateRecorder(trainer.model)
+    recorder = GenerateRecorder(monkeypatch)
     torch.manual_seed(1)
     out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
 

@@ -6,26 +6,15 @@ import copy
 
 import pytest
 import torch
-from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from train.kv_cache import GrowingLayer, growing_cache
 
 
-@pytest.fixture(scope="module")
-def model():
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        attn_implementation="sdpa",
-    )
-    return LlamaForCausalLM(config).eval()
+@pytest.fixture
+def model(tiny_llama):
+    return tiny_llama
 
 
 def left_padded_batch() -> tuple[torch.Tensor, torch.Tensor]:

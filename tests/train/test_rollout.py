@@ -14,6 +14,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+import train.rollout
 from agentcvr.agent import Agent
 from agentcvr.policies.hf_policy import TOOLS_FILE, HFPolicy
 from agentcvr.policies.openai_policy import OpenAIPolicy
@@ -25,20 +26,18 @@ from train.tokenizer import load_tokenizer
 
 
 class GenerateRecorder:
-    """Wraps the real model's `generate` to keep, per row of every batch, its input and its sampled tokens."""
+    """Wraps the rollouts' `generate_batch` (the real model's decoding) to keep, per row of every batch, its input and
+    its sampled tokens."""
 
-    def __init__(self, model):
-        self.model, self.original, self.rows, self.batches = model, model.generate, [], []
-        model.generate = self
+    def __init__(self, monkeypatch):
+        self.original, self.rows, self.batches = train.rollout.generate_batch, [], []
+        monkeypatch.setattr(train.rollout, "generate_batch", self)
 
-    def __call__(self, input_ids, attention_mask, **kwargs):
-        out = self.original(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        width = input_ids.shape[1]
-        for b in range(input_ids.shape[0]):
-            given = input_ids[b][attention_mask[b].bool()].tolist()  # the row without its left padding
-            self.rows.append((given, out.sequences[b, width:].tolist()))
-        self.batches.append(input_ids.shape[0])
-        return out
+    def __call__(self, model, tokenizer, rows, *args, **kwargs):
+        decoded = self.original(model, tokenizer, rows, *args, **kwargs)
+        self.rows.extend((row, d.tokens) for row, d in zip(rows, decoded, strict=True))
+        self.batches.append(len(rows))
+        return decoded
 
 
 def runs(mask: list[int]) -> list[tuple[int, int]]:
@@ -54,7 +53,7 @@ def runs(mask: list[int]) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("protocol", ["tools", "json"])
-def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tmp_path, protocol):
+def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tmp_path, protocol, monkeypatch):
     # the policy warm-started in this protocol, as train-sim's warm start is
     warm = request.getfixturevalue("warm_start" if protocol == "tools" else "json_warm_start")
     folder, scripts, limits = warm
@@ -64,7 +63,7 @@ def test_rollout_batch_is_token_exact_and_matches_the_inference_loop(request, tm
     trainer, rows, tokenizer, cfg = trainer_over(warm, tmp_path, agent=agent, grpo=grpo, perception=simulator)
     inputs = [dict(row) for row in rows for _ in range(cfg.grpo.num_generations)]
     trainer.batch_rows = inputs
-    recorder = GenerateRecorder(trainer.model)
+    recorder = GenerateRecorder(monkeypatch)
     torch.manual_seed(1)
     out = trainer.rollout_func([row["prompt"] for row in inputs], trainer)
 
@@ -118,10 +117,15 @@ def test_the_prefix_cache_samples_what_the_batch_samples_and_runs_a_shared_prefi
     later = first + new + tail  # the next turn of the same rollout: its past, a tool result
     rows = [later, first]  # and another rollout of the same prompt
 
+    before = dict(cached.tokens)
+    samples = cached(rows, 12)
     for (ids, logprobs), (expected_ids, expected) in zip(
-        cached(rows, 12), sample_batch(model, tokenizer, rows, 12, greedy), strict=True
+        samples, sample_batch(model, tokenizer, rows, 12, greedy), strict=True
     ):
         assert ids == expected_ids and logprobs == pytest.approx(expected, abs=1e-4)
+    lengths = [len(ids) for ids, _ in samples]
+    assert cached.tokens["sampled"] - before["sampled"] == sum(lengths)
+    assert cached.tokens["decoded"] - before["decoded"] == sum(lengths)  # each row left the batch as it stopped
     # the later turn ran past what the first turn's cache holds (all but its last sampled token), the copy one token
     assert cached.tokens["context"] == len(first) + len(later) + len(first)
     assert cached.tokens["run"] == len(first) + (len(later) - (len(first) + len(new) - 1)) + 1
@@ -150,6 +154,7 @@ def test_rollouts_with_the_prefix_cache_are_the_batched_rollouts(json_warm_start
     assert cached["completion_ids"] == batched["completion_ids"] and cached["env_mask"] == batched["env_mask"]
     for logprobs, expected in zip(cached["logprobs"], batched["logprobs"], strict=True):
         assert logprobs == pytest.approx(expected, abs=1e-4)
+    assert tokens["sampled"] == before["sampled"] and tokens["decoded"] >= tokens["sampled"]
     assert tokens["context"] == before["context"]  # the same turns asked for the same context ...
     assert before["run"] >= before["context"] and tokens["run"] < before["context"] / 2  # ... run once, not each turn
 
