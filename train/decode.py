@@ -105,11 +105,9 @@ def decode_rows(
         if len(live) <= compact_below * len(batch) and len(live) < len(batch):
             index = torch.tensor(live, device=ids.device)
             cache.batch_select_indices(index)
-            batch, attention, positions = [batch[s] for s in live], attention[index], positions[index]
+            batch, attention, step_positions = [batch[s] for s in live], attention[index], step_positions[index]
             chosen = chosen[index]
-        step_ids = chosen[:, None]
-        step_positions = positions[:, -1:] + 1
-        positions = torch.cat([positions, step_positions], dim=1)
+        step_ids, step_positions = chosen[:, None], step_positions[:, -1:] + 1
         attention = torch.cat([attention, attention.new_ones((len(batch), 1))], dim=1)
     return [Decoded(tokens[r], logprobs[r], steps[r], states[r]) for r in range(rows)]
 

@@ -4,8 +4,8 @@
 contexts copies all of it every token: in this project's CPU rollouts (16 rows of 3-6 k tokens, SmolLM2-135M) that
 copy was 65 % of the decoding time (py-spy, session 44). `GrowingLayer` writes the new positions into a buffer with
 room to spare and hands attention a view of the filled part; it copies the cache only when the buffer is full (once
-every `spare` steps) or when something else replaced its tensors (a crop keeps the view; a batch selection or a deep
-copy does not, and is copied into a new buffer at the next update).
+every `spare` steps), when it keeps some rows of the batch (their buffers, once), or when something else replaced its
+tensors (a crop keeps the view; a deep copy does not, and is copied into a new buffer at the next update).
 """
 
 from __future__ import annotations

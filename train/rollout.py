@@ -7,13 +7,14 @@ messages) that only grows by appending: each sampled turn as sampled (env_mask 1
 the loop appended since (tool results, recovery or forced-answer prompts, the template's turn markers) rendered by the
 chat template against a dummy turn and appended with env_mask 0. Sampled tokens are never decoded and re-encoded.
 
-Turns are sampled with HF `generate` on the trainer's model, or, with `grpo.use_vllm`, by TRL's own vLLM generation
+Turns are sampled on the trainer's model (`generate_batch`), or, with `grpo.use_vllm`, by TRL's own vLLM generation
 (`vllm_sampler`: TRL syncs the weights into vLLM before each rollout), one turn per request, stopping at the end of the
 assistant turn. With `grpo.prefix_cache` each row first runs alone only what the longest prefix kept from an earlier
 turn of the batch does not hold, and the rows then sample together over their merged caches (`PrefixCacheSampler`), so
 a context token is run about once instead of once a turn and once a rollout. Decoding writes into a growing cache
 (`train.kv_cache.growing_cache`: spare positions written in place) instead of HF's `DynamicCache`, whose every token
-copies the whole cache.
+copies the whole cache, and lets each row go as it stops (`train.decode.decode_rows`), where `generate` decodes
+padding for it until the batch's longest turn ends.
 
 TRL 1.16 contract (experimental): `rollout_func(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs",
 **extra}`; `env_mask` becomes the trainer's `tool_mask`; the other extras (`trace`, `episode`, `sampled_text`: the
