@@ -5,7 +5,9 @@
 #   mkdir -p runs/grpo-v15d/warmstart && cp -r docs/search_warmstart/smol-v15-warmstart/* runs/grpo-v15d/warmstart/
 # Resumable: the same command again goes on from the last checkpoint (one a step). Session 43 stopped it after step 3
 # and kept that checkpoint here (adapter, optimizer, scheduler, RNG, trainer state; metrics.jsonl its three rows):
-#   mkdir -p runs/grpo-v15d/grpo && cp -r docs/search_warmstart/grpo-cpu-s43/checkpoint-3 runs/grpo-v15d/grpo/
+#   mkdir -p runs/grpo-v15d/grpo && git archive 7e00d8a docs/search_warmstart/grpo-cpu-s43/checkpoint-3 | tar -x -C /tmp \
+#     && cp -r /tmp/docs/search_warmstart/grpo-cpu-s43/checkpoint-3 runs/grpo-v15d/grpo/
+# (session 46 went on to step 18 and keeps that checkpoint instead: grpo-cpu-s46/command.sh)
 #   cp docs/search_warmstart/grpo-cpu-s43/metrics.jsonl runs/grpo-v15d/
 OMP_NUM_THREADS=2 .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v15d --resume -o grpo.use_cpu=true \
     -o eval.device=cpu -o eval.enabled=false -o sft.teacher=search -o sft.max_length=6656 \
