@@ -1,7 +1,7 @@
 # sessions 45-46: session 43's command (grpo-cpu-s43/command.sh), unchanged but for grpo.max_steps, on a rollout engine
 # that decodes into a growing cache and lets stopped rows go (train/kv_cache.py, train/decode.py: the same sampling).
-# Same run folder; it resumes from the last checkpoint (one a step). Session 46 ran steps 4-12 from session 43's
-# checkpoint-3 (12 gave +3.0 paired on seed 60: docs/gpu_grpo.md), then steps past 12, and kept its last checkpoint
+# Same run folder; it resumes from the last checkpoint (one a step). Session 46 ran steps 4-18 from session 43's
+# checkpoint-3 (12 gave +3.0 paired on seed 60, 18 +2.0: docs/gpu_grpo.md) and kept its last checkpoint
 # here (adapter, optimizer, scheduler, RNG, trainer state; metrics.jsonl every step's row). To go on from it:
 #   mkdir -p runs/grpo-v15d/warmstart && cp -r docs/search_warmstart/smol-v15-warmstart/* runs/grpo-v15d/warmstart/
 #   mkdir -p runs/grpo-v15d/grpo && cp -r docs/search_warmstart/grpo-cpu-s46/checkpoint-* runs/grpo-v15d/grpo/
