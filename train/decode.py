@@ -97,7 +97,7 @@ def decode_rows(
             if token == stop or step + 1 == max_new_tokens:
                 ends[row] = width + step  # the cache's length: the row and its tokens but the last
                 if keep_states:
-                    states[row] = _row_states(cache, slot, width - int(attention[slot].sum()) + step, ends[row])
+                    states[row] = row_states(cache, slot, width - int(attention[slot].sum()) + step, ends[row])
             else:
                 live.append(slot)
         if not live:
@@ -112,7 +112,7 @@ def decode_rows(
     return [Decoded(tokens[r], logprobs[r], steps[r], states[r]) for r in range(rows)]
 
 
-def _row_states(cache, slot: int, start: int, end: int) -> LayerStates:
+def row_states(cache, slot: int, start: int, end: int) -> LayerStates:
     """A copy of one batch row's cache between `start` and `end`."""
     return [
         (layer.keys[slot : slot + 1, :, start:end].clone(), layer.values[slot : slot + 1, :, start:end].clone())

@@ -55,7 +55,7 @@ from agentcvr.episode import Episode
 from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.session import EpisodeRules
-from train.decode import Decoded, decode_rows
+from train.decode import Decoded, decode_rows, row_states
 from train.kv_cache import growing_cache
 
 
@@ -245,10 +245,7 @@ def generate_batch(
         states = None
         if keep_states:  # out of the batch's padding and what the batch sampled after this row had stopped
             start, stop_at = width - len(row), width + end - 1
-            states = [
-                (layer.keys[b : b + 1, :, start:stop_at].clone(), layer.values[b : b + 1, :, start:stop_at].clone())
-                for layer in out.cache.layers
-            ]
+            states = row_states(out.cache, b, start, stop_at)
         decoded.append(Decoded(new[:end], logprobs, len(new), states))  # every row ran to the longest turn's end
     return decoded
 
