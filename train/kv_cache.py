@@ -85,3 +85,16 @@ def growing_cache(states: Iterable[tuple[torch.Tensor, torch.Tensor]] = (), spar
     for index, (keys, values) in enumerate(states):
         cache.update(keys, values, index)
     return cache
+
+
+def cache_over(states: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> DynamicCache:
+    """A `DynamicCache` of `DynamicLayer`s holding `states` themselves, views included: its constructor's
+    `ddp_cache_data` copies them. Safe to run a model on: a `DynamicLayer` concatenates into new tensors and never
+    writes into the ones it holds."""
+    cache = DynamicCache()
+    for keys, values in states:
+        layer = DynamicLayer()
+        layer.lazy_initialization(keys, values)
+        layer.keys, layer.values = keys, values
+        cache.layers.append(layer)
+    return cache

@@ -39,7 +39,6 @@ scores the policy's looks by what the reader makes of them, which is how GRPO tr
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -56,7 +55,7 @@ from agentcvr.interfaces import Limits, Perception, PolicyOutput
 from agentcvr.policies.read_answers import Answerer, ReaderAnswers
 from agentcvr.session import EpisodeRules
 from train.decode import Decoded, decode_rows, row_states
-from train.kv_cache import growing_cache
+from train.kv_cache import cache_over, growing_cache
 
 
 class CompletionBudgetSpent(RuntimeError):
@@ -299,23 +298,24 @@ class PrefixCacheSampler:
         finally:
             self.model.train(was_training)
         width = max(len(row) for row in rows)
-        states = [
+        states = (  # one layer at a time: the batch's cache is the only whole copy of the rows' caches
             tuple(
                 torch.cat([left_padded(getattr(c.layers[i], part), width - 1) for c in caches])
                 for part in ("keys", "values")
             )
             for i in range(len(caches[0].layers))
-        ]
+        )
         if self.decoding == "generate":
-            merged = DynamicCache(ddp_cache_data=states)
+            merged = DynamicCache(ddp_cache_data=list(states))
         else:
             merged = growing_cache(states, spare=min(max_new_tokens, 512))
+        del caches
         decoded = generate_batch(
             self.model, self.tokenizer, rows, max_new_tokens, self.sampling, self.decoding, merged, keep_states=True
         )
         count_decoding(self.tokens, decoded)
         for row, d in zip(rows, decoded, strict=True):
-            self._keep(row + d.tokens[: len(d.tokens) - 1], DynamicCache(ddp_cache_data=d.states))
+            self._keep(row + d.tokens[: len(d.tokens) - 1], cache_over(d.states))
         return as_samples(decoded)
 
     def _prefilled(self, row: list[int]) -> DynamicCache:
@@ -331,8 +331,12 @@ class PrefixCacheSampler:
         return cache
 
     def _longest_prefix(self, row: list[int]) -> tuple[int, DynamicCache | None]:
-        """How many of `row`'s first tokens a kept cache holds (all but the last at most), and a copy of that cache cut
-        there; (0, None) when none shares a token."""
+        """How many of `row`'s first tokens a kept cache holds (all but the last at most), and that cache cut there;
+        (0, None) when none shares a token.
+
+        The cut is a view, not a copy: a `DynamicLayer` never writes into its tensors (`update` concatenates into new
+        ones, `crop` takes a view), so a row run on from it leaves the kept cache as it was. Copies here held the
+        batch's whole context several times over: 24 GB at 16 rows of ~6 k tokens, and the kernel ended a run."""
         best, source = 0, None
         for tokens, cache in self.runs:
             shared = common_prefix(tokens, row)
@@ -341,9 +345,7 @@ class PrefixCacheSampler:
         best = min(best, len(row) - 1)
         if best <= 0:
             return 0, None
-        cache = copy.deepcopy(source)
-        cache.crop(best - cache.get_seq_length())  # a negative count removes that many tokens from the end
-        return best, cache
+        return best, cache_over((layer.keys[..., :best, :], layer.values[..., :best, :]) for layer in source.layers)
 
     def _keep(self, tokens: list[int], cache: DynamicCache) -> None:
         self.runs = [(kept, c) for kept, c in self.runs if tokens[: len(kept)] != kept]  # those it extends go

@@ -9,7 +9,7 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-from train.kv_cache import GrowingLayer, growing_cache
+from train.kv_cache import GrowingLayer, cache_over, growing_cache
 
 
 @pytest.fixture
@@ -62,6 +62,26 @@ def test_a_prefilled_growing_cache_continues_where_it_stops(model):
     assert got.sequences.tolist() == expected.sequences.tolist()
     for scores, reference in zip(got.scores, expected.scores, strict=True):
         torch.testing.assert_close(scores, reference, rtol=0, atol=1e-5)
+
+
+def test_a_cache_over_views_continues_like_a_copy_and_leaves_them_as_they_were(model):
+    ids, mask = left_padded_batch()
+    with torch.no_grad():
+        prefix = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True).cache
+    cut = [(layer.keys[..., :-1, :], layer.values[..., :-1, :]) for layer in prefix.layers]  # views, one token short
+    kept = [(keys.clone(), values.clone()) for keys, values in cut]
+    over = cache_over(cut)
+    assert over.layers[0].keys.data_ptr() == prefix.layers[0].keys.data_ptr()  # no copy was made
+    with torch.no_grad():
+        short_ids, short_mask = ids[:, :-1], mask[:, :-1]
+        expected = model(
+            input_ids=short_ids[:, -1:], attention_mask=short_mask, cache=DynamicCache(ddp_cache_data=kept)
+        )
+        got = model(input_ids=short_ids[:, -1:], attention_mask=short_mask, cache=over)
+    torch.testing.assert_close(got.logits, expected.logits, rtol=0, atol=1e-6)
+    for (keys, values), (kept_keys, kept_values) in zip(cut, kept, strict=True):
+        assert torch.equal(keys, kept_keys) and torch.equal(values, kept_values)  # the run wrote into new tensors
+    assert over.get_seq_length() == ids.shape[1] - 1
 
 
 def steps(seed: int, count: int, batch: int = 3) -> list[tuple[torch.Tensor, torch.Tensor]]:
