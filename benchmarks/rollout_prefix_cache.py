@@ -15,12 +15,18 @@ way from the same seed (in a scratch folder: the run's own is only read):
 
 The ways sample from the same distribution, not necessarily the same draws (a cached pass rounds differently), so at
 a temperature above 0 their rollouts can differ (`rows` draws for fewer rows once some stopped); the table shows each
-way's turns and context beside its time.
+way's turns and context beside its time. `peak GB` is the process's largest resident memory so far (the kernel's
+`ru_maxrss`), so it is a way's own only for the first way run: compare memory one way a process (`--way rows` alone),
+e.g. on two NC prompts (16 rows of 5-6 k tokens), where a run of session 47 was killed at 24 GB:
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d \
+        --task NC --prompts 2 --way rows
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -68,7 +74,7 @@ def main() -> None:
         rollouts = trainer.rollout_func
         table = Table(title=f"{len(inputs)} rollouts of {[r['episode_id'] for r in rows]} at T={cfg.grpo.temperature}")
         columns = ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context")
-        columns += ("decoded / sampled",)
+        columns += ("decoded / sampled", "peak GB")
         for name in columns:
             table.add_column(name, justify="left" if name == "Ways" else "right")
         baseline = None
@@ -93,6 +99,7 @@ def main() -> None:
                 f"{ran:,}",
                 f"{ran / context:.2f}",
                 f"{decoded / sampled:.2f}",
+                f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f}",  # kibibytes on Linux
             )
     console.print(table)
 
