@@ -15,9 +15,9 @@ way from the same seed (in a scratch folder: the run's own is only read):
 
 The ways sample from the same distribution, not necessarily the same draws (a cached pass rounds differently), so at
 a temperature above 0 their rollouts can differ (`rows` draws for fewer rows once some stopped); the table shows each
-way's turns and context beside its time. `peak GB` is the process's largest resident memory so far (the kernel's
-`ru_maxrss`), so it is a way's own only for the first way run: compare memory one way a process (`--way rows` alone),
-e.g. on two NC prompts (16 rows of 5-6 k tokens), where a run of session 47 was killed at 24 GB:
+way's turns and context beside its time. `peak GB` is the largest resident memory the process reached while the way
+sampled (read every 0.1 s), and `+GB` that peak above the memory held when it began: e.g. on two NC prompts (16 rows of
+up to 6 k tokens), where a run of session 47 was killed at 24 GB:
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/rollout_prefix_cache.py --run runs/grpo-v15d \
         --task NC --prompts 2 --way rows
@@ -26,8 +26,9 @@ e.g. on two NC prompts (16 rows of 5-6 k tokens), where a run of session 47 was 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -39,6 +40,35 @@ WAYS = {  # name: (prefix cache, decoding, what the table calls it)
     "growing": (True, "growing", "prefix cache, growing cache"),
     "rows": (True, "rows", "prefix cache, growing cache, stopped rows let go"),
 }
+
+
+class PeakMemory:
+    """The largest resident size of this process while inside the `with` (sampled every `every` seconds, Linux's
+    /proc/self/statm), and the size when it began."""
+
+    def __init__(self, every: float = 0.1):
+        self.every, self.start, self.peak = every, 0, 0
+        self._done = threading.Event()
+
+    @staticmethod
+    def resident() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.every):
+            self.peak = max(self.peak, self.resident())
+
+    def __enter__(self) -> PeakMemory:
+        self.start = self.peak = self.resident()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.resident())
 
 
 def main() -> None:
@@ -64,6 +94,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:  # the run's folder is only read: it may be training
         out = Path(scratch)
         (out / "warmstart").symlink_to((args.run / "warmstart").resolve())
+        if (args.run / "base").is_dir():  # a dequantized GGUF base: not built again
+            (out / "base").symlink_to((args.run / "base").resolve())
         run = Run(cfg, out, resume=True, console=console)
         run.prepare()
         trainer, _ = run.grpo_trainer(run.warm_start(), out / "grpo")
@@ -74,7 +106,7 @@ def main() -> None:
         rollouts = trainer.rollout_func
         table = Table(title=f"{len(inputs)} rollouts of {[r['episode_id'] for r in rows]} at T={cfg.grpo.temperature}")
         columns = ("Ways", "seconds", "x", "turns", "context tokens", "tokens run", "run / context")
-        columns += ("decoded / sampled", "peak GB")
+        columns += ("decoded / sampled", "peak GB", "+GB")
         for name in columns:
             table.add_column(name, justify="left" if name == "Ways" else "right")
         baseline = None
@@ -84,7 +116,8 @@ def main() -> None:
             before, turns = dict(rollouts.tokens), rollouts.turns_run
             torch.manual_seed(args.seed)
             started = time.perf_counter()
-            rollouts([row["prompt"] for row in inputs], trainer)
+            with PeakMemory() as memory:
+                rollouts([row["prompt"] for row in inputs], trainer)
             seconds = time.perf_counter() - started
             baseline = baseline or seconds
             context, ran, sampled, decoded = (
@@ -99,7 +132,8 @@ def main() -> None:
                 f"{ran:,}",
                 f"{ran / context:.2f}",
                 f"{decoded / sampled:.2f}",
-                f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f}",  # kibibytes on Linux
+                f"{memory.peak / 2**30:.1f}",
+                f"{(memory.peak - memory.start) / 2**30:.1f}",
             )
     console.print(table)
 

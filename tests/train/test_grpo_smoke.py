@@ -251,6 +251,7 @@ def test_the_loss_projects_only_the_positions_it_reads(warm_start, tmp_path):
             fused = model(input_ids=ids, attention_mask=mask, labels=ids, fused_lm_head=True)
             logps, entropies = scored_logps(model, ids, mask, scored, trainer.temperature)
         assert torch.allclose(logps[scored], fused.log_probs[:, -width:][scored], atol=1e-5)
-        assert torch.allclose(entropies[scored], fused.entropy[:, -width:][scored], atol=1e-5)
+        # float32 sums over the vocabulary: two threads round differently (1.07e-5 apart seen), so relative too
+        assert torch.allclose(entropies[scored], fused.entropy[:, -width:][scored], rtol=1e-4, atol=1e-5)
         assert not logps[~scored].any() and not entropies[~scored].any()
     hook.remove()
