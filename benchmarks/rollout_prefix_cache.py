@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import torch
+from serve_soak import rss_mib  # a sibling: this script's folder leads sys.path
 
 WAYS = {  # name: (prefix cache, decoding, what the table calls it)
     "batch": (False, "generate", "one padded batch a turn"),
@@ -43,17 +44,16 @@ WAYS = {  # name: (prefix cache, decoding, what the table calls it)
 
 
 class PeakMemory:
-    """The largest resident size of this process while inside the `with` (sampled every `every` seconds, Linux's
-    /proc/self/statm), and the size when it began."""
+    """The largest resident size of this process while inside the `with` (MiB, sampled every `every` seconds), and
+    the size when it began."""
 
     def __init__(self, every: float = 0.1):
-        self.every, self.start, self.peak = every, 0, 0
+        self.every, self.start, self.peak = every, 0.0, 0.0
         self._done = threading.Event()
 
     @staticmethod
-    def resident() -> int:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    def resident() -> float:
+        return rss_mib(os.getpid())
 
     def _watch(self) -> None:
         while not self._done.wait(self.every):
@@ -132,8 +132,8 @@ def main() -> None:
                 f"{ran:,}",
                 f"{ran / context:.2f}",
                 f"{decoded / sampled:.2f}",
-                f"{memory.peak / 2**30:.1f}",
-                f"{(memory.peak - memory.start) / 2**30:.1f}",
+                f"{memory.peak / 1024:.1f}",
+                f"{(memory.peak - memory.start) / 1024:.1f}",
             )
     console.print(table)
 

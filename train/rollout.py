@@ -306,7 +306,7 @@ class PrefixCacheSampler:
             for i in range(len(caches[0].layers))
         )
         if self.decoding == "generate":
-            merged = DynamicCache(ddp_cache_data=list(states))
+            merged = cache_over(states)
         else:
             merged = growing_cache(states, spare=min(max_new_tokens, 512))
         del caches
