@@ -33,7 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from serve.memory import M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD, mallopt
+from agentcvr.memory import M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD, mallopt
 
 KEPT = {M_MMAP_THRESHOLD: 32 << 20, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 1 << 30}
 JEMALLOC = "/usr/lib/*-linux-gnu/libjemalloc.so.2"

@@ -7,6 +7,8 @@ task kind. GRPO's target (+5 points over its warm start, beyond the seed spread)
 
     python benchmarks/paired_masters.py runs/table12m/sim/trained_looker-v3.jsonl \
         runs/table12m/sim/trained_runs_dev_grpo-s0.jsonl runs/table12m/sim/trained_runs_dev_grpo-s1.jsonl
+
+`--plot FILE.png` draws each difference with its interval beside the target line (`--target`, +5 by default).
 """
 
 from __future__ import annotations
@@ -62,10 +64,52 @@ def compare(baseline: dict[str, Record], other: dict[str, Record]) -> dict:
     }
 
 
+def plot(rows: dict[Path, dict], baseline: str, target: float, out: Path) -> None:
+    """Each policy's paired difference and its 95 % interval, one row each, beside zero and the target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [path.stem for path in rows]
+    figure, axes = plt.subplots(figsize=(8.5, 0.5 * len(rows) + 1.6))
+    for y, row in enumerate(rows.values()):
+        low, high = row["interval"]
+        axes.errorbar(
+            row["difference"],
+            y,
+            xerr=[[row["difference"] - low], [high - row["difference"]]],
+            fmt="o",
+            color="tab:blue",
+            capsize=4,
+        )
+        axes.annotate(
+            f"{row['difference']:+.1f} (won {row['won']}, lost {row['lost']})",
+            (row["difference"], y),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize=8,
+        )
+    axes.axvline(0, color="grey", linewidth=1)
+    axes.axvline(target, color="tab:red", linestyle="--", linewidth=1, label=f"target {target:+g}")
+    axes.set_yticks(range(len(names)), names, fontsize=8)
+    axes.set_ylim(-0.7, len(names) - 0.3)
+    axes.invert_yaxis()
+    axes.set_xlabel(f"paired difference over {baseline}, points (95 % interval)", fontsize=9)
+    axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("baseline", type=Path, help="the baseline's results file")
     parser.add_argument("others", type=Path, nargs="+", help="results files compared with it")
+    parser.add_argument("--plot", type=Path, help="also draw the differences into this PNG")
+    parser.add_argument("--target", type=float, default=5.0, help="the difference the plot marks as the target")
     args = parser.parse_args()
     base = finished(args.baseline)
     rows = {path: compare(base, finished(path)) for path in args.others}
@@ -87,6 +131,9 @@ def main() -> int:
             *(f"{row['per_task'][t]:+.0f}" if t in row["per_task"] else "" for t in tasks),
         )
     Console().print(table)
+    if args.plot:
+        plot(rows, args.baseline.stem, args.target, args.plot)
+        Console().print(f"plot: {args.plot}")
     return 0
 
 

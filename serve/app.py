@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 
+from agentcvr.memory import fix_mmap_threshold
 from serve import errors
-from serve.memory import fix_mmap_threshold
 from serve.metrics import Metrics
 from serve.retention import keep_clean
 from serve.routes import answer, health, traces

@@ -34,6 +34,10 @@ def train_sim(
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models on 2 shared cores: threads only add contention
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from agentcvr.memory import fix_mmap_threshold
+
+    if not fix_mmap_threshold():  # before torch fills the heap: rollouts free caches of a new size every turn
+        typer.echo("not glibc: the mmap threshold is left as it is (a long CPU run's memory may creep)", err=True)
     import torch
 
     from agentcvr.spec import SpecMismatch

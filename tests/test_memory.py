@@ -1,4 +1,4 @@
-"""The server fixes glibc's mmap threshold, so freed frame arrays go back to the system (`serve/memory.py`)."""
+"""Servers and training fix glibc's mmap threshold, so freed buffers go back to the system (`agentcvr/memory.py`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from serve.memory import fix_mmap_threshold
+from agentcvr.memory import fix_mmap_threshold
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
