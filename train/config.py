@@ -258,6 +258,17 @@ class GRPOSection(_Section):
         "halved the stop's fall; session 40: four updates at 1 made the teacher's plan on fresh MOC episodes). Needs "
         "sft.teacher=search.",
     )
+    stop_anchor_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Further scripts of the kinds named (the training seed's indices after the GRPO scripts; e.g. "
+        "{BU: 40, CC: 40}) whose search teacher's stop after its looks `grpo.stop_anchor` also holds, "
+        "`grpo.stop_anchor_per_step` of them a step in turn, as a second term of the same weight: episodes GRPO does "
+        "not prompt, where the teacher stops after the scan. More updates spread the search GRPO rewards to such "
+        "kinds and lost episodes the scan answered (session 48: BU, CC). Logged as anchor/other_stop_p.",
+    )
+    stop_anchor_per_step: int = Field(
+        default=2, ge=1, description="Of the `grpo.stop_anchor_counts` scripts' anchors, how many a step reads."
+    )
     prefix_cache: bool = Field(
         default=False,
         description="Run each rollout turn's context only past the longest prefix kept from an earlier turn of the "
@@ -421,6 +432,14 @@ class TrainConfig(_Section):
                 "grpo.stop_anchor > 0 needs sft.teacher=search: the anchor is the search teacher's stop after its "
                 f"looks (sft.teacher={self.sft.teacher})"
             )
+        if self.grpo.stop_anchor_counts and self.grpo.stop_anchor == 0:
+            raise ValueError("grpo.stop_anchor_counts needs grpo.stop_anchor > 0: the weight of their anchor")
+        unknown = sorted(set(self.grpo.stop_anchor_counts) - set(self.data.tasks))
+        if unknown:
+            raise ValueError(f"grpo.stop_anchor_counts names {unknown}, not in data.tasks {self.data.tasks}")
+        negative = sorted(k for k, n in self.grpo.stop_anchor_counts.items() if n < 0)
+        if negative:
+            raise ValueError(f"grpo.stop_anchor_counts must be >= 0; {negative} are not")
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(
                 "grpo.forced_search_share > 0 needs sft.teacher=search: a warm start that never saw the search "

@@ -23,7 +23,9 @@ there and zeros elsewhere, as TRL's head leaves its unlabelled ones.
 With `grpo.stop_anchor` > 0 each step's loss also holds that weight times the mean negative log-likelihood of the
 search teacher's answer after its looks (train/forced_plan.py `stop_anchors`) over the batch's episodes, each
 episode's pass once a step, and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop
-after search)): the decision GRPO let fall while it raised the search (sessions 37-38).
+after search)): the decision GRPO let fall while it raised the search (sessions 37-38). `grpo.stop_anchor_counts` adds
+a few stops a step of episodes that are no prompt (`anchor/other_stop_p`), where the scan suffices and the search GRPO
+rewards had spread (session 48).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class CVRGRPOTrainer(GRPOTrainer):
     batch_rows: list[dict] = []
     stop_anchors: Mapping[str, Anchor] = {}  # episode id -> the search teacher's stop after its looks
     stop_anchor_weight: float = 0.0
+    other_anchors: Sequence[Anchor] = ()  # the stops of episodes that are no prompt (`grpo.stop_anchor_counts`)
+    other_anchors_per_step: int = 2
     micro_batches_seen: int = 0  # since the last sampled batch: which of the step's anchor passes falls to which
     scored: torch.Tensor | None = None  # the positions the loss reads, while `_compute_loss` runs
 
@@ -100,7 +104,7 @@ class CVRGRPOTrainer(GRPOTrainer):
                 loss = super()._compute_loss(model, inputs)
             finally:
                 self.scored = None
-        if self.stop_anchor_weight > 0 and self.stop_anchors:
+        if self.stop_anchor_weight > 0 and (self.stop_anchors or self.other_anchors):
             loss = loss + self.stop_anchor_weight * self._stop_anchor_loss(model)
         return loss
 
@@ -139,30 +143,41 @@ class CVRGRPOTrainer(GRPOTrainer):
 
     def _stop_anchor_loss(self, model) -> torch.Tensor:
         """This micro-batch's part of the step's anchor: the mean negative log-likelihood of the search teacher's
-        answer after its looks over the batch's episodes (the whole table's when none of the batch's has one).
+        answer after its looks over the batch's episodes (the whole table's when none of the batch's has one), plus
+        the same mean over this step's turn of the other episodes' stops (`other_anchors`), each term at the weight.
 
-        Each episode's pass runs once a step, in one of its micro-batches: the parameters do not move between them,
-        so a pass repeated in every micro-batch (the step's 2 prompts over 16 micro-batches: 16 passes of a
-        3,000-token conversation) adds the same gradient again. The step's sum is the mean whatever the micro-batching
-        (TRL scales each micro-batch's policy loss to its share of the step, `loss_is_scaled_for_ga`)."""
+        Each pass runs once a step, in one of its micro-batches: the parameters do not move between them, so a pass
+        repeated in every micro-batch (the step's 2 prompts over 16 micro-batches: 16 passes of a 3,000-token
+        conversation) adds the same gradient again. The step's sum is the mean whatever the micro-batching (TRL
+        scales each micro-batch's policy loss to its share of the step, `loss_is_scaled_for_ga`)."""
         keys = [row["episode_id"] for row in self.batch_rows if row.get("episode_id") in self.stop_anchors]
         keys = sorted(set(keys)) or sorted(self.stop_anchors)
+        others = self._step_other_anchors()
+        passes = [(self.stop_anchors[key], len(keys), "anchor/stop_p") for key in keys]
+        passes += [(anchor, len(others), "anchor/other_stop_p") for anchor in others]
         share = getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
         share = share if model.training else 1
         index, self.micro_batches_seen = self.micro_batches_seen % share, self.micro_batches_seen + 1
-        mine = keys[index::share]  # the episodes whose pass falls to this micro-batch
         total = torch.zeros((), device=self.accelerator.device)
-        for key in mine:
-            total = total + self._stop_nll(model, *self.stop_anchors[key]) / len(keys)
+        for (context, answer), count, metric in passes[index::share]:  # the passes that fall to this micro-batch
+            total = total + self._stop_nll(model, context, answer, metric) / count
         return total
 
-    def _stop_nll(self, model, context: list[int], answer: int) -> torch.Tensor:
+    def _step_other_anchors(self) -> list[Anchor]:
+        """This step's turn of `other_anchors`: the next `other_anchors_per_step` of them, round the list."""
+        count = len(self.other_anchors)
+        if count == 0:
+            return []
+        start = self.state.global_step * self.other_anchors_per_step
+        return [self.other_anchors[(start + i) % count] for i in range(min(self.other_anchors_per_step, count))]
+
+    def _stop_nll(self, model, context: list[int], answer: int, metric: str = "anchor/stop_p") -> torch.Tensor:
         """The negative log-likelihood of the stop token after `context`, logged as its probability."""
         device = self.accelerator.device
         ids = torch.tensor([context], device=device)
         logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[0, -1].float()  # the last alone
         nll = torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([answer], device=device))
-        self._metrics["train" if model.training else "eval"]["anchor/stop_p"].append(float(torch.exp(-nll.detach())))
+        self._metrics["train" if model.training else "eval"][metric].append(float(torch.exp(-nll.detach())))
         return nll
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -367,13 +382,15 @@ def build_trainer(
     evidence: Mapping[str, Sequence[str]] | None = None,
     starts: Mapping[str, Start] | None = None,
     anchors: Mapping[str, Anchor] | None = None,
+    other_anchors: Sequence[Anchor] = (),
 ) -> CVRGRPOTrainer:
     """The trainer over `dataset` rows (`prompt`, `episode_id`, `task`); `model` is a path (the reference model is
     loaded from it when beta > 0) or a model object. `evidence` maps episode ids to the facts the evidence reward
     looks for (`reward.evidence` weighs it); `starts` maps episode ids to the search's start that
     `grpo.forced_search_share` of their rollouts are given, `anchors` to the stop `grpo.stop_anchor` trains
-    (train/forced_plan.py). `extra_rewards` (weight 1 each) are for experiments and tests. The class adds the
-    methods switched on in `cfg.methods` (train/methods/select.py)."""
+    (train/forced_plan.py); `other_anchors` are the stops of episodes that are no prompt, a few a step.
+    `extra_rewards` (weight 1 each) are for experiments and tests. The class adds the methods switched on in
+    `cfg.methods` (train/methods/select.py)."""
     from train.methods.select import trainer_class
 
     limits = Limits(max_turns=cfg.agent.max_turns, max_observation_chars=cfg.agent.max_observation_chars)
@@ -403,4 +420,5 @@ def build_trainer(
     if cfg.methods.replay.enabled:
         trainer.episodes = episodes  # the hint maker reads questions from here
     trainer.stop_anchors, trainer.stop_anchor_weight = dict(anchors or {}), cfg.grpo.stop_anchor
+    trainer.other_anchors, trainer.other_anchors_per_step = list(other_anchors), cfg.grpo.stop_anchor_per_step
     return trainer

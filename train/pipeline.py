@@ -79,6 +79,19 @@ def make_scripts(cfg: TrainConfig) -> tuple[list[Script], list[Script], list[Scr
     return sft, grpo, heldout
 
 
+def stop_anchor_scripts(cfg: TrainConfig) -> list[Script]:
+    """The scripts whose teacher's stop `grpo.stop_anchor_counts` adds to the anchor: the training seed's indices
+    after each kind's GRPO scripts, so none is a prompt or a warm-start episode."""
+    from scripts_gen.generate import generate_one
+
+    d = cfg.data
+    return [
+        generate_one(task, d.train_count(task) + d.grpo_count(task) + i, d.train_seed)
+        for task, count in cfg.grpo.stop_anchor_counts.items()
+        for i in range(count)
+    ]
+
+
 REFERENCE_ADAPTER = "ref"  # the frozen copy of a continued adapter that TRL adds as the KL reference
 SFT_CHECKPOINT = "sft_checkpoint.pt"  # the warm start's last complete epoch (removed once the policy is saved)
 
@@ -364,6 +377,7 @@ class Run:
             evidence={key: [item.fact for item in script.evidence] for key, script in table.items()},
             starts=self.search_starts(conversations, tokenizer),
             anchors=self.stop_anchors(conversations, tokenizer),
+            other_anchors=self.other_stop_anchors(tokenizer),
         )
         return trainer, tokenizer
 
@@ -405,6 +419,34 @@ class Run:
             f"{len(anchors)} of {len(conversations.episodes)} GRPO prompts"
         )
         return anchors
+
+    def other_stop_anchors(self, tokenizer) -> list[Anchor]:
+        """The search teacher's stop after its looks on each `grpo.stop_anchor_counts` script, in a fixed shuffled
+        order (a step reads the next `grpo.stop_anchor_per_step` of them), so each step's few mix the kinds."""
+        scripts = stop_anchor_scripts(self.cfg)
+        if not scripts:
+            return []
+        import random
+
+        from agentcvr.actions import tool_schemas
+        from train.forced_plan import stop_anchors
+        from train.plan_filter import per_kind
+        from train.trajectories import scripts_by_id
+
+        started = time.perf_counter()
+        perception = make_training_perception(self.cfg, scripts_by_id(scripts))
+        conversations = self.teacher_conversations(scripts, perception)
+        tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
+        anchors = stop_anchors(conversations, tokenizer, tools)
+        anchored = [s for s in scripts if s.id in anchors]
+        ordered = [anchors[s.id] for s in anchored]
+        random.Random(self.cfg.seed).shuffle(ordered)
+        self.log(
+            f"stop anchor on other episodes: {len(ordered)} of {len(scripts)} scripts ({per_kind(anchored)}), "
+            f"{self.cfg.grpo.stop_anchor_per_step} a step "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
+        return ordered
 
     def prompt_scripts(self, perception: Perception) -> list[Script]:
         """The GRPO scripts that become prompts (`data.grpo_prompts`); `perception` plays the GRPO scripts."""

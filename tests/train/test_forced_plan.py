@@ -10,6 +10,7 @@ import torch
 from pydantic import ValidationError
 
 from agentcvr.agent import Agent
+from agentcvr.components import make_training_perception
 from agentcvr.interfaces import Limits
 from agentcvr.policies.search import scan_then_search, search_calls
 from scripts_gen.generate import generate_one
@@ -267,6 +268,64 @@ def test_each_anchored_episode_is_read_once_a_step_whatever_the_micro_batches(js
     assert len(trainer._metrics["train"]["anchor/stop_p"]) == 2  # two passes in four micro-batches, not four
     assert sum(losses) == pytest.approx(2.0 * (nll("BU-000000") + nll("MOC-000000")) / 2, rel=1e-4)
     assert losses[2:] == [0.0, 0.0]
+
+
+def test_the_other_episodes_stops_take_their_turn_a_step_beside_the_batchs(json_warm_start, tmp_path):
+    _, _, _, anchors = moc_and_bu_anchors(json_warm_start)
+    trainer, _, _, _, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=2.0, beta=0.0)
+    trainer.stop_anchors = {"MOC-000000": anchors["MOC-000000"]}
+    trainer.other_anchors, trainer.other_anchors_per_step = [anchors["BU-000000"], anchors["MOC-000000"]], 1
+
+    def nll(anchor) -> float:
+        context, answer = anchor
+        with torch.no_grad():
+            logits = trainer.model(input_ids=torch.tensor([context])).logits[0, -1]
+        return -float(logits.log_softmax(-1)[answer])
+
+    model = trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1
+    for step, other in ((0, "BU-000000"), (1, "MOC-000000"), (2, "BU-000000")):  # one a step, round the list
+        trainer.state.global_step, trainer.micro_batches_seen = step, 0
+        loss = float(trainer._compute_loss(model, {"advantages": torch.zeros(4)}))
+        assert loss == pytest.approx(2.0 * (nll(anchors["MOC-000000"]) + nll(anchors[other])), rel=1e-4)
+    metrics = trainer._metrics["train"]
+    assert len(metrics["anchor/stop_p"]) == 3 and len(metrics["anchor/other_stop_p"]) == 3  # logged apart
+    assert metrics["anchor/other_stop_p"][0] == pytest.approx(math.exp(-nll(anchors["BU-000000"])), rel=1e-4)
+
+
+def test_a_run_anchors_the_stops_of_further_scripts_of_the_kinds_named(json_warm_start, tmp_path):
+    from train.pipeline import Run, stop_anchor_scripts
+
+    folder, _, _ = json_warm_start
+    cfg = TrainConfig.model_validate(
+        {
+            "data": {"tasks": ["NC", "CC"], "train_counts": {"CC": 3}, "grpo_counts": {"CC": 0}},
+            "agent": {"protocol": "json"},
+            "sft": {"teacher": "search"},
+            "grpo": {"stop_anchor": 1.0, "stop_anchor_counts": {"CC": 3}, "stop_anchor_per_step": 2},
+        }
+    )
+    scripts = stop_anchor_scripts(cfg)
+    assert [s.id for s in scripts] == ["CC-000003", "CC-000004", "CC-000005"]  # after the warm start's and GRPO's
+    tokenizer = load_tokenizer(str(folder))
+    anchors = Run(cfg, tmp_path).other_stop_anchors(tokenizer)
+    run = Run(cfg, tmp_path)
+    perception = make_training_perception(cfg, {s.id: s for s in scripts})
+    expected = stop_anchors(run.teacher_conversations(scripts, perception), tokenizer, None)
+    assert len(anchors) == 3 and sorted(map(repr, anchors)) == sorted(map(repr, expected.values()))
+    for context, answer in anchors:  # each at the teacher's answer after its looks
+        assert "answer" in tokenizer.decode([answer]) and tokenizer.decode(context).endswith("assistant\n")
+    assert "stop anchor on other episodes: 3 of 3 scripts (CC 3), 2 a step" in (tmp_path / "train.log").read_text()
+    assert Run(TrainConfig.model_validate({}), tmp_path).other_stop_anchors(tokenizer) == []
+
+
+def test_further_anchored_scripts_need_the_anchors_weight_and_known_kinds():
+    with pytest.raises(ValidationError, match="stop_anchor_counts needs grpo.stop_anchor > 0"):
+        TrainConfig.model_validate({"sft": {"teacher": "search"}, "grpo": {"stop_anchor_counts": {"CC": 2}}})
+    with pytest.raises(ValidationError, match=r"names \['BU'\], not in data.tasks"):
+        TrainConfig.model_validate(
+            {"sft": {"teacher": "search"}, "grpo": {"stop_anchor": 1.0, "stop_anchor_counts": {"BU": 2}}}
+        )
 
 
 def scan_then_search_conversation(script):
