@@ -16,8 +16,10 @@ and again). `--max-turns` is the limit the system prompt states: give the one th
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/plan_odds.py --warm-start runs/smol-v10/warmstart \
         --scripts runs/seed48-search.jsonl --temperature 1.0 --temperature 1.3
 
-Only the kinds where the search makes a call (NC, PEA, MSR, MOC, CCQA) part; the policy is assumed to have made the
-scan's turns as the teacher did (a warm start imitates them nearly always).
+Only the kinds where the search makes a call (NC, PEA, MSR, MOC, CCQA) part; on the others (BU, CC, PI, FSA, PSS) the
+table reads the stop after the scan alone, the decision GRPO's search spread to (session 48) and
+`grpo.stop_anchor_counts` holds. The policy is assumed to have made the scan's turns as the teacher did (a warm start
+imitates them nearly always).
 """
 
 from __future__ import annotations
@@ -101,30 +103,35 @@ def main() -> int:
     for script in scripts:
         searched = search.converse(script.episode)[1]
         parted = parting_ids(tokenizer, tools, scan.converse(script.episode)[1], searched)
-        if parted is None:
-            continue  # the search made no call here
-        shared, scan_token, search_token = parted
-        odds[script.task].append(probabilities(shared, (search_token, scan_token)))
+        if parted is not None:  # None: the search made no call here, and its stop is the scan's
+            shared, scan_token, search_token = parted
+            odds[script.task].append(probabilities(shared, (search_token, scan_token)))
         if (stop := stop_point(tokenizer, tools, searched)) is not None:
             stops[script.task].append(probabilities(stop[0], (stop[1], stop[2])))
 
     out = Table(title=f"Where the plans part: {args.warm_start}, {args.scripts} (groups of {args.group})")
     columns = ("kind", "episodes", "T", "P(search) %", "P(answer) %", "greedy searches", "groups with both %")
-    for column in (*columns, "P(stop after search) %", "greedy stops"):
+    for column in (*columns, "P(stop after its looks) %", "greedy stops"):
         out.add_column(column, justify="left" if column == "kind" else "right")
-    for kind, episodes in sorted(odds.items()):
+    for kind in sorted(set(odds) | set(stops)):
         for t in temperatures:
-            pairs = [episode[t] for episode in episodes]
+            pairs = [episode[t] for episode in odds[kind]]
             both = [1 - (1 - s) ** args.group - (1 - a) ** args.group + (1 - s - a) ** args.group for s, a in pairs]
             after = [episode[t] for episode in stops[kind]]
             out.add_row(
                 kind,
-                str(len(pairs)),
+                str(max(len(pairs), len(after))),
                 f"{t:g}",
-                f"{100 * sum(s for s, _ in pairs) / len(pairs):.1f}",
-                f"{100 * sum(a for _, a in pairs) / len(pairs):.1f}",
-                f"{sum(s > a for s, a in pairs)}/{len(pairs)}",
-                f"{100 * sum(both) / len(both):.0f}",
+                *(
+                    (
+                        f"{100 * sum(s for s, _ in pairs) / len(pairs):.1f}",
+                        f"{100 * sum(a for _, a in pairs) / len(pairs):.1f}",
+                        f"{sum(s > a for s, a in pairs)}/{len(pairs)}",
+                        f"{100 * sum(both) / len(both):.0f}",
+                    )
+                    if pairs
+                    else ("-",) * 4  # the plans never part: the stop is the scan's
+                ),
                 f"{100 * sum(a for a, _ in after) / len(after):.1f}" if after else "-",
                 f"{sum(a > look for a, look in after)}/{len(after)}" if after else "-",
             )
