@@ -5,7 +5,7 @@
 #   mkdir -p runs/grpo-v16-s$SEED/warmstart && cp -r docs/search_warmstart/smol-v15-warmstart/* runs/grpo-v16-s$SEED/warmstart/
 # It resumes from its last checkpoint (one a step); rerun with a larger grpo.max_steps to go on.
 # Session 49 ran seed 0 to 12 (metrics-seed0.jsonl; seed-60 table: search_warmstart/s60-packed-v16-s0-12.jsonl.gz,
-# +0.0 paired) and seed 1 to 10 (metrics-seed1.jsonl), side by side with THREADS=1.
+# +0.0 paired) and seed 1 to 12 (metrics-seed1.jsonl; its table not measured), side by side with THREADS=1.
 SEED=${SEED:-0}
 STEPS=${STEPS:-12}  # THREADS=1 runs two seeds side by side on the 2 cores
 OMP_NUM_THREADS=${THREADS:-2} .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v16-s$SEED --resume -o seed=$SEED \
