@@ -24,6 +24,16 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def check_counts(name: str, counts: dict[str, int], tasks: list[str]) -> None:
+    """Refuse scripts-per-kind counts that name a kind outside `tasks` or are negative."""
+    unknown = sorted(set(counts) - set(tasks))
+    if unknown:
+        raise ValueError(f"{name} names {unknown}, not in data.tasks {tasks}")
+    negative = sorted(k for k, n in counts.items() if n < 0)
+    if negative:
+        raise ValueError(f"{name} must be >= 0; {negative} are not")
+
+
 class DataConfig(_Section):
     """Which scripts train and which evaluate."""
 
@@ -54,13 +64,8 @@ class DataConfig(_Section):
 
     @model_validator(mode="after")
     def _counts_name_trained_kinds(self) -> DataConfig:
-        for name, counts in (("train_counts", self.train_counts), ("grpo_counts", self.grpo_counts)):
-            unknown = sorted(set(counts) - set(self.tasks))
-            if unknown:
-                raise ValueError(f"data.{name} names {unknown}, not in data.tasks {self.tasks}")
-            negative = sorted(k for k, n in counts.items() if n < 0)
-            if negative:
-                raise ValueError(f"data.{name} must be >= 0; {negative} are not")
+        check_counts("data.train_counts", self.train_counts, self.tasks)
+        check_counts("data.grpo_counts", self.grpo_counts, self.tasks)
         return self
 
     def train_count(self, task: str) -> int:
@@ -434,12 +439,7 @@ class TrainConfig(_Section):
             )
         if self.grpo.stop_anchor_counts and self.grpo.stop_anchor == 0:
             raise ValueError("grpo.stop_anchor_counts needs grpo.stop_anchor > 0: the weight of their anchor")
-        unknown = sorted(set(self.grpo.stop_anchor_counts) - set(self.data.tasks))
-        if unknown:
-            raise ValueError(f"grpo.stop_anchor_counts names {unknown}, not in data.tasks {self.data.tasks}")
-        negative = sorted(k for k, n in self.grpo.stop_anchor_counts.items() if n < 0)
-        if negative:
-            raise ValueError(f"grpo.stop_anchor_counts must be >= 0; {negative} are not")
+        check_counts("grpo.stop_anchor_counts", self.grpo.stop_anchor_counts, self.data.tasks)
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(
                 "grpo.forced_search_share > 0 needs sft.teacher=search: a warm start that never saw the search "

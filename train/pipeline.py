@@ -395,11 +395,9 @@ class Run:
         none when it is 0)."""
         if self.cfg.grpo.forced_search_share == 0:
             return {}
-        from agentcvr.actions import tool_schemas
         from train.forced_plan import search_starts
 
-        tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
-        starts = search_starts(conversations, tokenizer, tools)
+        starts = search_starts(conversations, tokenizer, self.tools)
         self.log(
             f"guided exploration: {self.cfg.grpo.forced_search_share:.0%} of the rollouts of {len(starts)} of "
             f"{len(conversations.episodes)} GRPO prompts start the search after the scan (the others' plans never part)"
@@ -410,10 +408,9 @@ class Run:
         """The search teacher's stop after its looks on each GRPO prompt (`grpo.stop_anchor`; none when it is 0)."""
         if self.cfg.grpo.stop_anchor == 0:
             return {}
-        from agentcvr.actions import tool_schemas
         from train.forced_plan import stop_anchors
 
-        anchors = stop_anchors(conversations, tokenizer, tool_schemas() if self.cfg.agent.protocol == "tools" else None)
+        anchors = stop_anchors(conversations, tokenizer, self.tools)
         self.log(
             f"stop anchor: weight {self.cfg.grpo.stop_anchor:g} on the search teacher's stop after its looks in "
             f"{len(anchors)} of {len(conversations.episodes)} GRPO prompts"
@@ -428,16 +425,13 @@ class Run:
             return []
         import random
 
-        from agentcvr.actions import tool_schemas
         from train.forced_plan import stop_anchors
         from train.plan_filter import per_kind
         from train.trajectories import scripts_by_id
 
         started = time.perf_counter()
         perception = make_training_perception(self.cfg, scripts_by_id(scripts))
-        conversations = self.teacher_conversations(scripts, perception)
-        tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
-        anchors = stop_anchors(conversations, tokenizer, tools)
+        anchors = stop_anchors(self.teacher_conversations(scripts, perception), tokenizer, self.tools)
         anchored = [s for s in scripts if s.id in anchors]
         ordered = [anchors[s.id] for s in anchored]
         random.Random(self.cfg.seed).shuffle(ordered)
@@ -494,13 +488,16 @@ class Run:
         self.log(f"GRPO completion budget {budget} tokens; the teacher's longest episode per kind: {longest}")
         check_completion_budget(lengths, budget, self.cfg.sft.teacher)
 
-    def _prompt_length(self, tokenizer, messages: list[dict], generation_prompt: bool = True) -> int:
+    @functools.cached_property
+    def tools(self) -> list[dict] | None:
+        """The tool schemas the chat template renders (the tools protocol's), None for the JSON protocol."""
         from agentcvr.actions import tool_schemas
 
-        if not hasattr(self, "_tools"):
-            self._tools = tool_schemas() if self.cfg.agent.protocol == "tools" else None
+        return tool_schemas() if self.cfg.agent.protocol == "tools" else None
+
+    def _prompt_length(self, tokenizer, messages: list[dict], generation_prompt: bool = True) -> int:
         rendered = tokenizer.apply_chat_template(
-            messages, tools=self._tools, add_generation_prompt=generation_prompt, return_dict=True
+            messages, tools=self.tools, add_generation_prompt=generation_prompt, return_dict=True
         )
         return len(rendered["input_ids"])
 
