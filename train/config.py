@@ -274,6 +274,16 @@ class GRPOSection(_Section):
     stop_anchor_per_step: int = Field(
         default=2, ge=1, description="Of the `grpo.stop_anchor_counts` scripts' anchors, how many a step reads."
     )
+    stop_anchor_floor: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Where > 0, the `grpo.stop_anchor_counts` term is a hinge: max(0, log floor - log p) for each "
+        "stop p, zero (and no gradient) while the stop holds at the floor or above, so it trains only where the "
+        "search GRPO rewards spreads to those kinds. 0: their plain negative log-likelihood, which pulls every stop "
+        "up and held every answer at the warm start's (session 49, weight 1: 99 of 100 the same). Logged as "
+        "anchor/other_below_floor, the share of the step's stops under it.",
+    )
     prefix_cache: bool = Field(
         default=False,
         description="Run each rollout turn's context only past the longest prefix kept from an earlier turn of the "
@@ -439,6 +449,8 @@ class TrainConfig(_Section):
             )
         if self.grpo.stop_anchor_counts and self.grpo.stop_anchor == 0:
             raise ValueError("grpo.stop_anchor_counts needs grpo.stop_anchor > 0: the weight of their anchor")
+        if self.grpo.stop_anchor_floor > 0 and not self.grpo.stop_anchor_counts:
+            raise ValueError("grpo.stop_anchor_floor needs grpo.stop_anchor_counts: the stops it holds at the floor")
         check_counts("grpo.stop_anchor_counts", self.grpo.stop_anchor_counts, self.data.tasks)
         if self.grpo.forced_search_share > 0 and self.sft.teacher != "search":
             raise ValueError(

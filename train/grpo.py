@@ -25,11 +25,12 @@ search teacher's answer after its looks (train/forced_plan.py `stop_anchors`) ov
 episode's pass once a step, and logs its probability (`anchor/stop_p`, what `benchmarks/plan_odds.py` calls P(stop
 after search)): the decision GRPO let fall while it raised the search (sessions 37-38). `grpo.stop_anchor_counts` adds
 a few stops a step of episodes that are no prompt (`anchor/other_stop_p`), where the scan suffices and the search GRPO
-rewards had spread (session 48).
+rewards had spread (session 48); with `grpo.stop_anchor_floor` that term is a hinge, zero while the stop holds.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import defaultdict
@@ -63,6 +64,7 @@ class CVRGRPOTrainer(GRPOTrainer):
     stop_anchor_weight: float = 0.0
     other_anchors: Sequence[Anchor] = ()  # the stops of episodes that are no prompt (`grpo.stop_anchor_counts`)
     other_anchors_per_step: int = 2
+    other_anchor_floor: float = 0.0  # > 0: the other stops' term is a hinge under this probability
     micro_batches_seen: int = 0  # since the last sampled batch: which of the step's anchor passes falls to which
     scored: torch.Tensor | None = None  # the positions the loss reads, while `_compute_loss` runs
 
@@ -160,8 +162,18 @@ class CVRGRPOTrainer(GRPOTrainer):
         index, self.micro_batches_seen = self.micro_batches_seen % share, self.micro_batches_seen + 1
         total = torch.zeros((), device=self.accelerator.device)
         for (context, answer), count, metric in passes[index::share]:  # the passes that fall to this micro-batch
-            total = total + self._stop_nll(model, context, answer, metric) / count
+            nll = self._stop_nll(model, context, answer, metric)
+            if metric == "anchor/other_stop_p" and self.other_anchor_floor > 0:
+                nll = self._below_floor(nll, model.training)
+            total = total + nll / count
         return total
+
+    def _below_floor(self, nll: torch.Tensor, training: bool) -> torch.Tensor:
+        """The hinge `grpo.stop_anchor_floor` makes of an other stop's term: max(0, log floor - log p), zero (no
+        gradient) while the stop holds, so GRPO's gradient alone moves the shared token there."""
+        hinge = torch.clamp(nll + math.log(self.other_anchor_floor), min=0.0)
+        self._metrics["train" if training else "eval"]["anchor/other_below_floor"].append(float(hinge.detach() > 0))
+        return hinge
 
     def _step_other_anchors(self) -> list[Anchor]:
         """This step's turn of `other_anchors`: the next `other_anchors_per_step` of them, round the list."""
@@ -421,4 +433,5 @@ def build_trainer(
         trainer.episodes = episodes  # the hint maker reads questions from here
     trainer.stop_anchors, trainer.stop_anchor_weight = dict(anchors or {}), cfg.grpo.stop_anchor
     trainer.other_anchors, trainer.other_anchors_per_step = list(other_anchors), cfg.grpo.stop_anchor_per_step
+    trainer.other_anchor_floor = cfg.grpo.stop_anchor_floor
     return trainer

@@ -32,7 +32,10 @@ PANELS = [
     ("entropy (nats/token)", ["entropy"]),
     ("throughput", ["throughput/completions_per_second"]),
     ("groups whose rewards differ (GRPO's signal)", ["groups/with_spread", "plan/reached"]),
-    ("P(the teacher's stop after its looks) (grpo.stop_anchor)", ["anchor/stop_p", "anchor/other_stop_p"]),
+    (
+        "P(the teacher's stop after its looks) (grpo.stop_anchor)",
+        ["anchor/stop_p", "anchor/other_stop_p", "anchor/other_below_floor"],
+    ),
     ("evidence reward", ["rewards/evidence/mean"]),
 ]
 

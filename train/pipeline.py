@@ -437,8 +437,9 @@ class Run:
         random.Random(self.cfg.seed).shuffle(ordered)
         self.log(
             f"stop anchor on other episodes: {len(ordered)} of {len(scripts)} scripts ({per_kind(anchored)}), "
-            f"{self.cfg.grpo.stop_anchor_per_step} a step "
-            f"({time.perf_counter() - started:.0f} s)"
+            f"{self.cfg.grpo.stop_anchor_per_step} a step"
+            + (f", a hinge under p={floor}" if (floor := self.cfg.grpo.stop_anchor_floor) else "")
+            + f" ({time.perf_counter() - started:.0f} s)"
         )
         return ordered
 

@@ -293,6 +293,30 @@ def test_the_other_episodes_stops_take_their_turn_a_step_beside_the_batchs(json_
     assert metrics["anchor/other_stop_p"][0] == pytest.approx(math.exp(-nll(anchors["BU-000000"])), rel=1e-4)
 
 
+def test_a_floor_makes_the_other_stops_term_a_hinge_zero_while_the_stop_holds(json_warm_start, tmp_path):
+    _, _, _, anchors = moc_and_bu_anchors(json_warm_start)
+    trainer, _, _, _, _ = forced_batch(json_warm_start, tmp_path, stop_anchor=2.0, beta=0.0)
+    trainer.stop_anchors = {}
+    trainer.other_anchors, trainer.other_anchors_per_step = [anchors["BU-000000"]], 1
+    context, answer = anchors["BU-000000"]
+    with torch.no_grad():
+        p = float(trainer.model(input_ids=torch.tensor([context])).logits[0, -1].softmax(-1)[answer])
+    model = trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1
+    losses = {}
+    for floor in (p / 2, min(2 * p, 0.999)):  # the stop above the floor, then below it
+        trainer.other_anchor_floor, trainer.micro_batches_seen = floor, 0
+        model.zero_grad()
+        loss = trainer._compute_loss(model, {"advantages": torch.zeros(4)})
+        loss.backward()
+        grads = [param.grad for param in model.parameters() if param.grad is not None]
+        losses[floor] = (float(loss.detach()), any(bool(g.abs().sum() > 0) for g in grads))
+    assert losses[p / 2] == (0.0, False)  # held: no term and no gradient
+    high = min(2 * p, 0.999)
+    assert losses[high][0] == pytest.approx(2.0 * (math.log(high) - math.log(p)), rel=1e-3) and losses[high][1]
+    assert trainer._metrics["train"]["anchor/other_below_floor"] == [0.0, 1.0]
+
+
 def test_a_run_anchors_the_stops_of_further_scripts_of_the_kinds_named(json_warm_start, tmp_path):
     from train.pipeline import Run, stop_anchor_scripts
 
@@ -302,7 +326,12 @@ def test_a_run_anchors_the_stops_of_further_scripts_of_the_kinds_named(json_warm
             "data": {"tasks": ["NC", "CC"], "train_counts": {"CC": 3}, "grpo_counts": {"CC": 0}},
             "agent": {"protocol": "json"},
             "sft": {"teacher": "search"},
-            "grpo": {"stop_anchor": 1.0, "stop_anchor_counts": {"CC": 3}, "stop_anchor_per_step": 2},
+            "grpo": {
+                "stop_anchor": 1.0,
+                "stop_anchor_counts": {"CC": 3},
+                "stop_anchor_per_step": 2,
+                "stop_anchor_floor": 0.9,
+            },
         }
     )
     scripts = stop_anchor_scripts(cfg)
@@ -315,13 +344,18 @@ def test_a_run_anchors_the_stops_of_further_scripts_of_the_kinds_named(json_warm
     assert len(anchors) == 3 and sorted(map(repr, anchors)) == sorted(map(repr, expected.values()))
     for context, answer in anchors:  # each at the teacher's answer after its looks
         assert "answer" in tokenizer.decode([answer]) and tokenizer.decode(context).endswith("assistant\n")
-    assert "stop anchor on other episodes: 3 of 3 scripts (CC 3), 2 a step" in (tmp_path / "train.log").read_text()
+    log = (tmp_path / "train.log").read_text()
+    assert "stop anchor on other episodes: 3 of 3 scripts (CC 3), 2 a step, a hinge under p=0.9" in log
     assert Run(TrainConfig.model_validate({}), tmp_path).other_stop_anchors(tokenizer) == []
 
 
 def test_further_anchored_scripts_need_the_anchors_weight_and_known_kinds():
     with pytest.raises(ValidationError, match="stop_anchor_counts needs grpo.stop_anchor > 0"):
         TrainConfig.model_validate({"sft": {"teacher": "search"}, "grpo": {"stop_anchor_counts": {"CC": 2}}})
+    with pytest.raises(ValidationError, match="stop_anchor_floor needs grpo.stop_anchor_counts"):
+        TrainConfig.model_validate(
+            {"sft": {"teacher": "search"}, "grpo": {"stop_anchor": 1.0, "stop_anchor_floor": 0.9}}
+        )
     with pytest.raises(ValidationError, match=r"names \['BU'\], not in data.tasks"):
         TrainConfig.model_validate(
             {"sft": {"teacher": "search"}, "grpo": {"stop_anchor": 1.0, "stop_anchor_counts": {"BU": 2}}}
