@@ -11,7 +11,9 @@
 #   cp -r docs/search_warmstart/grpo-cpu-s46/checkpoint-18 $R/grpo/   # [grpo-cpu-s47-seed1/checkpoint-12]
 #   cp docs/search_warmstart/grpo-cpu-s46/metrics.jsonl $R/           # [grpo-cpu-s47-seed1/metrics.jsonl]
 # then SEED=0 STEPS=24 THREADS=1 and SEED=1 STEPS=17 THREADS=1 side by side. It resumes from its last checkpoint
-# (one a step); rerun with a larger STEPS to go on.
+# (one a step); rerun with a larger STEPS to go on. Seed 1 then went on alone to STEPS=21 (THREADS=2); its step-21
+# checkpoint (with the optimizer) is kept here: copy it into runs/grpo-v17-s1/grpo/ with the warm start as above,
+# metrics-seed1.jsonl after grpo-cpu-s47-seed1/metrics.jsonl, and config-seed1.yaml as the run's config.yaml.
 SEED=${SEED:-0}
 STEPS=${STEPS:-24}  # THREADS=1 runs two seeds side by side on the 2 cores
 OMP_NUM_THREADS=${THREADS:-2} .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v17-s$SEED --resume -o seed=$SEED \
