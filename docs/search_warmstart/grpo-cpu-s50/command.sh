@@ -14,16 +14,8 @@
 # (one a step); rerun with a larger STEPS to go on. Seed 1 then went on alone to STEPS=21 (THREADS=2); its step-21
 # checkpoint (with the optimizer) is kept here: copy it into runs/grpo-v17-s1/grpo/ with the warm start as above,
 # metrics-seed1.jsonl after grpo-cpu-s47-seed1/metrics.jsonl, and config-seed1.yaml as the run's config.yaml.
-SEED=${SEED:-0}
-STEPS=${STEPS:-24}  # THREADS=1 runs two seeds side by side on the 2 cores
-OMP_NUM_THREADS=${THREADS:-2} .venv/bin/agentcvr train-sim --preset gpu-looker --out runs/grpo-v17-s$SEED --resume -o seed=$SEED \
-    -o grpo.use_cpu=true -o eval.device=cpu -o eval.enabled=false -o sft.teacher=search -o sft.max_length=6656 \
-    -o grpo.max_completion_length=6656 -o grpo.temperature=0.5 -o grpo.learning_rate=1e-4 -o grpo.num_iterations=1 \
-    -o grpo.beta=0 -o grpo.scale_rewards=none -o grpo.num_generations=8 -o grpo.prompts_per_step=2 \
-    -o grpo.gradient_accumulation_steps=16 -o grpo.gradient_checkpointing=false -o grpo.save_steps=1 \
-    -o grpo.save_total_limit=30 -o grpo.max_steps=$STEPS -o grpo.max_seconds=20000 -o reward.dense=true \
-    -o reward.evidence=0 -o reward.format_bonus=0 -o data.grpo_prompts=plans_differ -o grpo.forced_search_share=0.5 \
-    -o grpo.trained_tokens=decisions -o agent.max_turns=10 -o grpo.stop_anchor=1.0 -o grpo.prefix_cache=true \
-    -o "grpo.stop_anchor_counts={BU: 40, CC: 40, PI: 40, FSA: 40, PSS: 40}" -o grpo.stop_anchor_per_step=4 \
-    -o grpo.stop_anchor_floor=0.9 \
-    -o "data.grpo_counts={BU: 0, CC: 0, PI: 0, PSS: 0, FSA: 0, NC: 450, PEA: 450, MSR: 150, MOC: 250, CCQA: 50}"
+# Session 49's command (grpo-cpu-s49/command.sh) with its own run folder, 24 steps by default and the floor:
+HERE=docs/search_warmstart
+sed -e 's|runs/grpo-v16-s|runs/grpo-v17-s|' -e 's|STEPS:-12|STEPS:-24|' \
+    -e 's|grpo.stop_anchor_per_step=4 |grpo.stop_anchor_per_step=4 -o grpo.stop_anchor_floor=0.9 |' \
+    $HERE/grpo-cpu-s49/command.sh | bash
